@@ -1,0 +1,64 @@
+/**
+ * npm run bench:verify — how close parse + verify + classify comes to the cost of the HMAC itself, and how it
+ * compares with the pipeline merchants write by hand today. All three run in one process, in one run.
+ */
+import { createHmac } from 'node:crypto'
+import { Bench } from 'tinybench'
+import { createReceiver } from '../src/index.js'
+import { samplePaymentFields, signCallback } from '../src/testing.js'
+
+const checksumToken = '3f6b8e2a9c1d4f7e0a5b8c2d6e9f1a4b7c0d3e6f9a2b5c8d1e4f7a0b3c6d9e2f'
+const fields = samplePaymentFields()
+const { body, contentType } = signCallback(fields, checksumToken)
+const bytes = Buffer.from(body)
+const unsigned = Object.fromEntries(new URLSearchParams(body))
+delete unsigned.checksum
+const canonical = Object.keys(unsigned)
+  .sort()
+  .map((name) => unsigned[name])
+  .join('|')
+
+/** What a hand-written verifier typically looks like: correct, and slow. */
+function naiveVerify(raw: Buffer): boolean {
+  const received = Object.fromEntries(new URLSearchParams(raw.toString('utf8')))
+  const { checksum, ...rest } = received
+  const text = Object.keys(rest)
+    .sort()
+    .map((name) => rest[name])
+    .join('|')
+  return createHmac('sha256', checksumToken).update(text).digest('hex') === checksum
+}
+
+const receiver = createReceiver({ checksumToken })
+if (!naiveVerify(bytes)) throw new Error('naive verification failed: the benchmark input is wrong')
+if ((await receiver.verify({ body: bytes, contentType })).state !== 'succeeded') throw new Error('receiver refused the input')
+
+const bench = new Bench({ time: Number(process.env.BENCH_TIME_MS ?? 2000), warmup: true, warmupTime: 500 })
+bench
+  .add('(a) HMAC-SHA256 alone', () => {
+    createHmac('sha256', checksumToken).update(canonical).digest('hex')
+  })
+  .add('(b) naive: URLSearchParams, sort, join, HMAC', () => {
+    naiveVerify(bytes)
+  })
+  .add('(c) fpx-collect: parse + verify + classify', async () => {
+    await receiver.verify({ body: bytes, contentType })
+  })
+
+await bench.run()
+
+const hz = (name: string): number => {
+  const task = bench.getTask(name)
+  const result = task?.result as { throughput?: { mean: number } } | undefined
+  if (!result?.throughput) throw new Error(`task ${name} has no result`)
+  return result.throughput.mean
+}
+const a = hz('(a) HMAC-SHA256 alone')
+const b = hz('(b) naive: URLSearchParams, sort, join, HMAC')
+const c = hz('(c) fpx-collect: parse + verify + classify')
+console.log(`callback: ${Object.keys(fields).length + 1} fields, ${bytes.length} bytes; signed string ${canonical.length} characters`)
+console.table(
+  bench.tasks.map((task) => ({ task: task.name, 'ops/s': Math.round(hz(task.name)) })),
+)
+console.log(`c/a = ${(c / a).toFixed(2)}  (goal >= 0.5)`)
+console.log(`c/b = ${(c / b).toFixed(2)}  (goal >= 3)`)

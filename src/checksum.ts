@@ -1,0 +1,120 @@
+import { createHmac, timingSafeEqual } from 'node:crypto'
+import type { ReceivedFields } from './body.js'
+import { type Message, type Rendering, toMessage } from './message.js'
+import { ShapeCache } from './shape.js'
+import { type FieldInput, type FieldValue, isNested, toFieldValue } from './values.js'
+
+/** The fields signed when creating a payment (spec, Authentication 5), in their fixed order. */
+export interface PaymentRequestChecksumFields {
+  buyer_email: string
+  buyer_name: string
+  buyer_phone: string
+  callback_url?: string | null
+  order_number: string
+  product_description: string
+  redirect_url?: string | null
+  transaction_amount: string
+  uid: string
+}
+
+const REQUEST_FIELD_ORDER = [
+  'buyer_email',
+  'buyer_name',
+  'buyer_phone',
+  'callback_url',
+  'order_number',
+  'product_description',
+  'redirect_url',
+  'transaction_amount',
+  'uid',
+] as const satisfies ReadonlyArray<keyof PaymentRequestChecksumFields>
+
+const OPTIONAL_REQUEST_FIELDS: ReadonlySet<string> = new Set(['callback_url', 'redirect_url'])
+
+export const CHECKSUM_PATTERN = /^[0-9a-fA-F]{64}$/
+
+function assertToken(checksumToken: unknown): asserts checksumToken is string {
+  // The token's value is never part of the message, not even its length.
+  if (typeof checksumToken !== 'string' || checksumToken === '')
+    throw new TypeError('checksumToken must be a non-empty string (the Checksum Token from the dashboard)')
+}
+
+/** HMAC-SHA256 of `text` (UTF-8) keyed by the Checksum Token's text, as lowercase hex. */
+export function hmacHex(text: string, checksumToken: string): string {
+  return createHmac('sha256', checksumToken).update(text, 'utf8').digest('hex')
+}
+
+/** The `checksum` of a payment request: the nine fields in fixed order, absent URLs as empty segments. */
+export function requestChecksum(fields: PaymentRequestChecksumFields, checksumToken: string): string {
+  assertToken(checksumToken)
+  const parts = REQUEST_FIELD_ORDER.map((name) => {
+    const value = fields[name]
+    if (value === undefined || value === null) {
+      if (OPTIONAL_REQUEST_FIELDS.has(name)) return ''
+      throw new TypeError(`requestChecksum: field "${name}" is required`)
+    }
+    if (typeof value !== 'string') throw new TypeError(`requestChecksum: field "${name}" must be text`)
+    return value
+  })
+  return hmacHex(parts.join('|'), checksumToken)
+}
+
+/** Caller-supplied fields (plain objects or Maps, possibly nested) in the receiver's own representation. */
+export function fieldsFromInput(fields: Readonly<Record<string, FieldInput>> | ReadonlyMap<string, FieldInput>): ReceivedFields {
+  const entries = fields instanceof Map ? [...fields.entries()] : Object.entries(fields)
+  const names: string[] = []
+  const values: FieldValue[] = []
+  let nested = false
+  let bracketed = false
+  for (const [name, input] of entries) {
+    const value = toFieldValue(input)
+    if (value === undefined) continue
+    names.push(name)
+    values.push(value)
+    if (isNested(value)) nested = true
+    if (name.includes('[')) bracketed = true
+  }
+  const layout = nested ? 'grouped' : bracketed ? 'bracketed' : 'flat'
+  return { names, values, layout }
+}
+
+export interface MessageChecksumOptions {
+  /**
+   * How nested fields such as `params` enter the signed string: Ruby's Hash#inspect text (`ruby`, the default,
+   * or `ruby34` for Ruby 3.4's spacing) or one field per bracket name (`flat`). Irrelevant without nested fields.
+   */
+  rendering?: Exclude<Rendering, 'plain'>
+}
+
+/** The signed string of a message for one rendering (the plain one when nothing is nested). */
+export function signedText(message: Message, rendering: Rendering): string {
+  const candidates = message.signedTexts()
+  return (candidates.find((candidate) => candidate.rendering === rendering) ?? (candidates[0] as { text: string })).text
+}
+
+/**
+ * The `checksum` of a redirect or callback message: every field but `checksum`, sorted by name in byte order,
+ * values joined by `|` (booleans as true/false, null as empty), HMAC-SHA256 keyed by the Checksum Token.
+ */
+export function messageChecksum(
+  fields: Readonly<Record<string, FieldInput>> | ReadonlyMap<string, FieldInput>,
+  checksumToken: string,
+  options: MessageChecksumOptions = {},
+): string {
+  assertToken(checksumToken)
+  const message = toMessage(fieldsFromInput(fields), new ShapeCache(1))
+  return hmacHex(signedText(message, options.rendering ?? 'ruby'), checksumToken)
+}
+
+/**
+ * Which rendering the message's checksum matches, or undefined. The received checksum must already have
+ * passed CHECKSUM_PATTERN; comparison is constant-time.
+ */
+export function matchChecksum(message: Message, checksum: string, checksumToken: string): Rendering | undefined {
+  const expected = Buffer.from(checksum, 'hex')
+  for (const candidate of message.signedTexts()) {
+    const actual = createHmac('sha256', checksumToken).update(candidate.text, 'utf8').digest()
+    if (timingSafeEqual(actual, expected)) return candidate.rendering
+  }
+  return undefined
+}

@@ -1,0 +1,50 @@
+/**
+ * Every way a delivery can be refused, with the HTTP status the sender gets. The codes are part of the public
+ * API: merchants match on them, and the service sees them in response bodies.
+ */
+export const receiverErrorStatus = {
+  empty_body: 400,
+  malformed_body: 400,
+  invalid_encoding: 400,
+  duplicate_field: 400,
+  invalid_field_name: 400,
+  invalid_fields: 400,
+  checksum_missing: 401,
+  checksum_malformed: 401,
+  checksum_mismatch: 401,
+  unknown_uid: 401,
+  in_progress: 409,
+  body_too_large: 413,
+  unsupported_media_type: 415,
+  body_already_parsed: 500,
+  credential_lookup_failed: 500,
+  handler_failed: 500,
+  lease_lost: 500,
+  internal_error: 500,
+  store_unavailable: 503,
+} as const
+
+export type ReceiverErrorCode = keyof typeof receiverErrorStatus
+
+/**
+ * A delivery the receiver refused or could not finish. `message` is written for the merchant's developer and
+ * never contains a token.
+ */
+export class ReceiverError extends Error {
+  override readonly name = 'ReceiverError'
+  readonly code: ReceiverErrorCode
+  readonly status: number
+  /** Field names involved, for `invalid_fields` and `duplicate_field`. */
+  readonly fields: readonly string[] | undefined
+
+  constructor(code: ReceiverErrorCode, message: string, options?: { fields?: readonly string[]; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.status = receiverErrorStatus[code]
+    this.fields = options?.fields
+  }
+}
+
+export function isReceiverError(value: unknown): value is ReceiverError {
+  return value instanceof ReceiverError
+}

@@ -1,0 +1,92 @@
+import type { PaymentState } from './payment.js'
+import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
+
+export interface MemoryStoreOptions {
+  /** How long handled states are remembered. Default 30 days: the service's redelivery window is not stated. */
+  retentionMs?: number
+}
+
+interface Lease {
+  readonly owner: string
+  readonly state: PaymentState
+  readonly expiresAt: number
+  readonly settle: () => void
+  readonly settled: Promise<void>
+}
+
+interface PaymentRecord {
+  readonly handled: Set<PaymentState>
+  lease: Lease | undefined
+  expiresAt: number
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const SWEEP_EVERY = 1024
+
+/**
+ * The default store: one process, nothing survives a restart. Fine for development and single-instance apps;
+ * use a Redis or PostgreSQL store when several processes receive deliveries.
+ */
+export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
+  const retentionMs = options.retentionMs ?? 30 * DAY_MS
+  const records = new Map<string, PaymentRecord>()
+  let operations = 0
+
+  function sweep(now: number): void {
+    for (const [key, record] of records) if (record.lease === undefined && record.expiresAt <= now) records.delete(key)
+  }
+
+  function heldBy(lease: LeaseRef): PaymentRecord | undefined {
+    const record = records.get(lease.exchangeNumber)
+    const held = record?.lease
+    return held !== undefined && held.owner === lease.owner && held.state === lease.state ? record : undefined
+  }
+
+  function endLease(record: PaymentRecord): void {
+    const lease = record.lease
+    record.lease = undefined
+    record.expiresAt = Date.now() + retentionMs
+    lease?.settle()
+  }
+
+  return {
+    async claim(request: ClaimRequest): Promise<Claim> {
+      const now = Date.now()
+      if (++operations % SWEEP_EVERY === 0) sweep(now)
+      let record = records.get(request.exchangeNumber)
+      if (record === undefined) {
+        record = { handled: new Set(), lease: undefined, expiresAt: now + retentionMs }
+        records.set(request.exchangeNumber, record)
+      }
+      const lease = record.lease
+      if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner)
+        return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
+      const current = currentState(record.handled)
+      if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
+      if (record.handled.has(request.state)) return { outcome: 'duplicate' }
+      // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
+      lease?.settle()
+      let settle!: () => void
+      const settled = new Promise<void>((resolve) => {
+        settle = resolve
+      })
+      record.lease = { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, settle, settled }
+      return { outcome: 'claimed', previousState: current }
+    },
+
+    async complete(lease: LeaseRef): Promise<boolean> {
+      const record = heldBy(lease)
+      if (record === undefined) return false
+      record.handled.add(lease.state)
+      endLease(record)
+      return true
+    },
+
+    async release(lease: LeaseRef): Promise<boolean> {
+      const record = heldBy(lease)
+      if (record === undefined) return false
+      endLease(record)
+      return true
+    },
+  }
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto'
+import type { RawDelivery } from './body.js'
+import { ReceiverError, type ReceiverErrorCode } from './errors.js'
+import { silentLogger } from './logger.js'
+import { memoryStore } from './memory-store.js'
+import type { Rendering } from './message.js'
+import type { Payment, PaymentState } from './payment.js'
+import type { ReceiverStore } from './store.js'
+import { type VerifiedPayment, Verifier, type VerifyOptions } from './verify.js'
+
+export type DeliveryKind = 'callback' | 'redirect'
+
+export interface Delivery extends RawDelivery {
+  /** Server-to-server callback, or the buyer's browser coming back through redirect_url. */
+  kind: DeliveryKind
+}
+
+export type PaymentEventName = 'payment.succeeded' | 'payment.failed' | 'payment.pending'
+
+export interface PaymentEvent {
+  /** `exchange_number:state`: the deduplication key, stable across redeliveries. */
+  readonly id: string
+  readonly name: PaymentEventName
+  readonly state: PaymentState
+  /** The state handled before this one for the same exchange_number (pending before a B2B1 success), or null. */
+  readonly previousState: PaymentState | null
+  readonly delivery: DeliveryKind
+  readonly payment: Payment
+  /** All fields as received, prototype-free. */
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly rendering: Rendering
+}
+
+export type PaymentHandler = (event: PaymentEvent) => void | Promise<void>
+
+export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed'
+
+export interface ReceiverResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+  outcome: Outcome
+  /** The verified payment, whenever the checksum matched. */
+  payment?: Payment
+  error?: { code: ReceiverErrorCode; message: string }
+}
+
+export type ReceiverOptions = VerifyOptions & {
+  store?: ReceiverStore
+  /**
+   * How long a delivery may hold an exchange_number while its handlers run, and how long a concurrent
+   * duplicate in the same process waits for it. Keep handlers well under it. Default 60 s.
+   */
+  leaseMs?: number
+}
+
+export interface Receiver {
+  on(name: PaymentEventName, handler: PaymentHandler): () => void
+  /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
+  handle(delivery: Delivery): Promise<ReceiverResponse>
+  /** Parse and verify only: no store, no handlers. Throws ReceiverError. */
+  verify(delivery: RawDelivery): Promise<VerifiedPayment>
+}
+
+const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
+  pending: 'payment.pending',
+  succeeded: 'payment.succeeded',
+  failed: 'payment.failed',
+}
+
+function acknowledged(outcome: Outcome, payment: Payment): ReceiverResponse {
+  return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK', outcome, payment }
+}
+
+function refused(error: ReceiverError, outcome: Outcome, payment?: Payment): ReceiverResponse {
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
+  const body = JSON.stringify({ error: { code: error.code, message: error.message } })
+  const response: ReceiverResponse = { status: error.status, headers, body, outcome, error: { code: error.code, message: error.message } }
+  if (payment !== undefined) response.payment = payment
+  return response
+}
+
+function busy(retryAfterMs: number, payment: Payment): ReceiverResponse {
+  const error = new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later')
+  const response = refused(error, 'busy', payment)
+  response.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
+  return response
+}
+
+/** Waits for `settled` or `ms`, whichever comes first, without keeping the process alive. */
+async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+    timer.unref()
+  })
+  await Promise.race([settled, timeout])
+  clearTimeout(timer)
+}
+
+export function createReceiver(options: ReceiverOptions): Receiver {
+  const verifier = new Verifier(options)
+  const store = options.store ?? memoryStore()
+  const leaseMs = options.leaseMs ?? 60_000
+  const logger = options.logger ?? silentLogger
+  const handlers: Record<PaymentEventName, PaymentHandler[]> = {
+    'payment.pending': [],
+    'payment.succeeded': [],
+    'payment.failed': [],
+  }
+  if (!(Number.isInteger(leaseMs) && leaseMs > 0)) throw new TypeError('leaseMs must be a positive integer')
+
+  async function dispatch(verified: VerifiedPayment, kind: DeliveryKind): Promise<ReceiverResponse> {
+    const { exchangeNumber, state } = verified
+    const payment = verified.payment
+    const lease = { exchangeNumber, state, owner: randomUUID() }
+    const log = { exchangeNumber, orderNumber: payment.orderNumber, state, delivery: kind }
+    const waitUntil = Date.now() + leaseMs
+    let previousState: PaymentState | null
+    for (;;) {
+      let claim
+      try {
+        claim = await store.claim({ ...lease, leaseMs })
+      } catch (error) {
+        logger.error({ ...log, err: error }, 'the store failed to claim the payment')
+        const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', payment)
+        response.headers['retry-after'] = '5'
+        return response
+      }
+      if (claim.outcome === 'duplicate') return acknowledged('duplicate', payment)
+      if (claim.outcome === 'stale') {
+        logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
+        return acknowledged('stale', payment)
+      }
+      if (claim.outcome === 'claimed') {
+        previousState = claim.previousState
+        break
+      }
+      const remaining = waitUntil - Date.now()
+      // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
+      // when they run in this process, otherwise let the sender retry.
+      if (claim.settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, payment)
+      await waitFor(claim.settled, remaining)
+    }
+
+    const name = EVENT_NAMES[state]
+    const event: PaymentEvent = {
+      id: `${exchangeNumber}:${state}`,
+      name,
+      state,
+      previousState,
+      delivery: kind,
+      payment,
+      fields: verified.fields,
+      rendering: verified.rendering,
+    }
+    try {
+      for (const handler of [...handlers[name]]) await handler(event)
+    } catch (error) {
+      logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+      await store.release(lease).catch((releaseError: unknown) => {
+        logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
+      })
+      const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
+      return refused(new ReceiverError('handler_failed', message), 'failed', payment)
+    }
+    let completed: boolean
+    try {
+      completed = await store.complete(lease)
+    } catch (error) {
+      logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
+      return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', payment)
+    }
+    if (!completed) {
+      logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
+      return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', payment)
+    }
+    logger.info(log, `handled ${name}`)
+    return acknowledged('processed', payment)
+  }
+
+  return {
+    on(name, handler) {
+      const list = handlers[name]
+      if (list === undefined) throw new TypeError(`unknown event "${String(name)}"; use ${Object.keys(handlers).join(', ')}`)
+      if (typeof handler !== 'function') throw new TypeError('handler must be a function')
+      list.push(handler)
+      return () => {
+        const at = list.indexOf(handler)
+        if (at >= 0) list.splice(at, 1)
+      }
+    },
+
+    async handle(delivery) {
+      let verified: VerifiedPayment
+      try {
+        verified = await verifier.verify(delivery)
+      } catch (error) {
+        if (error instanceof ReceiverError) {
+          const level = error.status >= 500 ? 'error' : 'warn'
+          logger[level]({ code: error.code, delivery: delivery.kind }, `refused a delivery: ${error.message}`)
+          return refused(error, 'rejected')
+        }
+        logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while verifying a delivery')
+        return refused(new ReceiverError('internal_error', 'unexpected error while verifying the delivery'), 'failed')
+      }
+      try {
+        return await dispatch(verified, delivery.kind)
+      } catch (error) {
+        logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while handling a delivery')
+        return refused(new ReceiverError('internal_error', 'unexpected error while handling the delivery'), 'failed')
+      }
+    },
+
+    verify: (delivery) => verifier.verify(delivery),
+  }
+}

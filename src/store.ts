@@ -1,0 +1,56 @@
+import type { PaymentState } from './payment.js'
+
+/**
+ * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a
+ * lease owned by a random token, runs the handlers, then completes or releases the claim. Leases make the same
+ * contract work across processes: only one delivery of an exchange_number works at a time, a crashed owner's
+ * lease expires and the next delivery takes over, and only the owner may complete or release.
+ */
+export interface ReceiverStore {
+  claim(request: ClaimRequest): Promise<Claim>
+  /** Records `state` as handled. Returns false, changing nothing, when `owner` no longer holds the lease. */
+  complete(lease: LeaseRef): Promise<boolean>
+  /** Gives the lease up without recording anything. Returns false when `owner` no longer holds it. */
+  release(lease: LeaseRef): Promise<boolean>
+}
+
+export interface LeaseRef {
+  readonly exchangeNumber: string
+  readonly state: PaymentState
+  readonly owner: string
+}
+
+export interface ClaimRequest extends LeaseRef {
+  readonly leaseMs: number
+}
+
+export type Claim =
+  /** The caller holds the lease and must run the handlers. previousState is the latest state handled before. */
+  | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
+  /** This state was handled already. */
+  | { readonly outcome: 'duplicate' }
+  /** A later state was handled already (a 99 after its 00, a failure after a success): never regress. */
+  | { readonly outcome: 'stale'; readonly currentState: PaymentState }
+  /**
+   * Another delivery holds a live lease. `settled` resolves when it completes or releases, if the store can
+   * tell (same process); otherwise the caller answers 409 and lets the sender retry after `retryAfterMs`.
+   */
+  | { readonly outcome: 'busy'; readonly retryAfterMs: number; readonly settled?: Promise<void> }
+
+const RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
+
+/** The state a record stands at, given the states handled so far: success outranks failure outranks pending. */
+export function currentState(handled: Iterable<PaymentState>): PaymentState | null {
+  let current: PaymentState | null = null
+  for (const state of handled) if (current === null || RANK[state] > RANK[current]) current = state
+  return current
+}
+
+/**
+ * Whether `incoming` would move a payment backwards from `current`: a pending result after a final one, or a
+ * failure after a success. A success after a failure is let through: money arriving must never be ignored.
+ */
+export function isRegression(current: PaymentState | null, incoming: PaymentState): boolean {
+  if (current === null || current === incoming) return false
+  return incoming === 'pending' || (current === 'succeeded' && incoming === 'failed')
+}
