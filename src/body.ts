@@ -2,6 +2,7 @@ import { isAscii, isUtf8 } from 'node:buffer'
 import { ReceiverError } from './errors.js'
 import { decodeForm } from './form.js'
 import { findRepeatedJsonKey } from './json-keys.js'
+import { listedFields, type ReceivedFields } from './received-fields.js'
 import { type FieldValue, MAX_NESTING_DEPTH, type NestedFields } from './values.js'
 
 /** What a delivery carries, as an adapter hands it over: the exact bytes, never a parsed object. */
@@ -12,18 +13,6 @@ export interface RawDelivery {
   contentType?: string | null
   /** The raw query string (with or without `?`) or parsed search params; used only when the body is empty. */
   query?: string | URLSearchParams | null
-}
-
-/**
- * Fields in received order.
- * - `flat`: every value is text or a JSON scalar and no name has brackets (the common case).
- * - `bracketed`: a form body with names such as `params[reference1]`, not yet grouped.
- * - `grouped`: a JSON body whose nested objects are already values.
- */
-export interface ReceivedFields {
-  names: string[]
-  values: FieldValue[]
-  layout: 'flat' | 'bracketed' | 'grouped'
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
@@ -41,10 +30,11 @@ function byteView(body: Uint8Array | ArrayBuffer): Buffer {
     : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
 }
 
-function bodyText(bytes: Buffer): string {
+/** The body as text, and its bytes when they are ASCII (so text offsets are byte offsets). */
+function bodyText(bytes: Buffer): { text: string; ascii: Buffer | undefined } {
   // latin1 is the cheapest decoding and is exact for ASCII, which is what form bodies almost always are.
-  if (isAscii(bytes)) return bytes.toString('latin1')
-  if (isUtf8(bytes)) return bytes.toString('utf8')
+  if (isAscii(bytes)) return { text: bytes.toString('latin1'), ascii: bytes }
+  if (isUtf8(bytes)) return { text: bytes.toString('utf8'), ascii: undefined }
   throw new ReceiverError('invalid_encoding', 'the body is not valid UTF-8')
 }
 
@@ -86,19 +76,15 @@ function decodeJson(text: string): ReceivedFields {
   if (repeated !== undefined)
     throw new ReceiverError('duplicate_field', `field "${repeated}" is given more than once`, { fields: [repeated] })
   const names = Object.keys(parsed)
+  if (names.includes('')) throw new ReceiverError('invalid_field_name', 'the JSON body has a field with an empty name')
   const values = names.map((name) => fromJsonValue((parsed as Record<string, unknown>)[name], 1))
-  const nested = values.some((value) => typeof value === 'object' && value !== null)
-  return { names, values, layout: nested ? 'grouped' : 'flat' }
-}
-
-function decodeFormText(text: string): ReceivedFields {
-  const form = decodeForm(text)
-  return { names: form.names, values: form.values, layout: form.bracketed ? 'bracketed' : 'flat' }
+  const nested = values.some((value) => typeof value === 'object' && value !== null) || names.some((name) => name.includes('['))
+  return listedFields(names, values, nested ? 'nested' : 'flat')
 }
 
 function decodeQuery(query: string | URLSearchParams): ReceivedFields {
-  if (typeof query === 'string') return decodeFormText(query.startsWith('?') ? query.slice(1) : query)
-  return decodeFormText(query.toString())
+  if (typeof query === 'string') return decodeForm(query.startsWith('?') ? query.slice(1) : query)
+  return decodeForm(query.toString())
 }
 
 function isEmptyQuery(query: RawDelivery['query']): query is null | undefined {
@@ -109,7 +95,8 @@ function isEmptyQuery(query: RawDelivery['query']): query is null | undefined {
 /** Reads the fields of a delivery from its body, or from its query string when the body is empty. */
 export function readFields(delivery: RawDelivery, maxBodyBytes: number): ReceivedFields {
   const { body, query } = delivery
-  let text: string
+  let text = ''
+  let ascii: Buffer | undefined
   if (body === null || body === undefined || body === '') {
     text = ''
   } else if (typeof body === 'string') {
@@ -117,7 +104,7 @@ export function readFields(delivery: RawDelivery, maxBodyBytes: number): Receive
     text = body
   } else if (body instanceof Uint8Array || body instanceof ArrayBuffer) {
     if (body.byteLength > maxBodyBytes) throw tooLarge(maxBodyBytes)
-    text = body.byteLength === 0 ? '' : bodyText(byteView(body))
+    if (body.byteLength > 0) ({ text, ascii } = bodyText(byteView(body)))
   } else {
     throw new ReceiverError('body_already_parsed', ALREADY_PARSED_HELP)
   }
@@ -130,7 +117,7 @@ export function readFields(delivery: RawDelivery, maxBodyBytes: number): Receive
   const { type, charset } = mediaType(delivery.contentType)
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii')
     throw new ReceiverError('unsupported_media_type', `charset "${charset}" is not supported; send UTF-8`)
-  if (type === FORM) return decodeFormText(text)
+  if (type === FORM) return decodeForm(text, ascii)
   if (type === JSON_TYPE) return decodeJson(text)
   throw new ReceiverError(
     'unsupported_media_type',

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
-import type { ReceivedFields } from './body.js'
-import { type Message, type Rendering, toMessage } from './message.js'
+import { type Message, type Rendering, type SignedText, toMessage } from './message.js'
+import { listedFields, type ReceivedFields } from './received-fields.js'
 import { ShapeCache } from './shape.js'
 import { type FieldInput, type FieldValue, isNested, toFieldValue } from './values.js'
 
@@ -65,17 +65,14 @@ export function fieldsFromInput(fields: Readonly<Record<string, FieldInput>> | R
   const names: string[] = []
   const values: FieldValue[] = []
   let nested = false
-  let bracketed = false
   for (const [name, input] of entries) {
     const value = toFieldValue(input)
     if (value === undefined) continue
     names.push(name)
     values.push(value)
-    if (isNested(value)) nested = true
-    if (name.includes('[')) bracketed = true
+    if (isNested(value) || name.includes('[')) nested = true
   }
-  const layout = nested ? 'grouped' : bracketed ? 'bracketed' : 'flat'
-  return { names, values, layout }
+  return listedFields(names, values, nested ? 'nested' : 'flat')
 }
 
 export interface MessageChecksumOptions {
@@ -89,7 +86,8 @@ export interface MessageChecksumOptions {
 /** The signed string of a message for one rendering (the plain one when nothing is nested). */
 export function signedText(message: Message, rendering: Rendering): string {
   const candidates = message.signedTexts()
-  return (candidates.find((candidate) => candidate.rendering === rendering) ?? (candidates[0] as { text: string })).text
+  const chosen = candidates.find((candidate) => candidate.rendering === rendering) ?? (candidates[0] as SignedText)
+  return typeof chosen.data === 'string' ? chosen.data : chosen.data.toString('utf8')
 }
 
 /**
@@ -113,7 +111,8 @@ export function messageChecksum(
 export function matchChecksum(message: Message, checksum: string, checksumToken: string): Rendering | undefined {
   const expected = Buffer.from(checksum, 'hex')
   for (const candidate of message.signedTexts()) {
-    const actual = createHmac('sha256', checksumToken).update(candidate.text, 'utf8').digest()
+    const hmac = createHmac('sha256', checksumToken)
+    const actual = (typeof candidate.data === 'string' ? hmac.update(candidate.data, 'utf8') : hmac.update(candidate.data)).digest()
     if (timingSafeEqual(actual, expected)) return candidate.rendering
   }
   return undefined

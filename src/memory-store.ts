@@ -33,7 +33,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   let operations = 0
 
   function sweep(now: number): void {
-    for (const [key, record] of records) if (record.lease === undefined && record.expiresAt <= now) records.delete(key)
+    for (const [key, record] of records) if (isForgotten(record, now)) records.delete(key)
+  }
+
+  /** Past retention and not held by a live lease. */
+  function isForgotten(record: PaymentRecord, now: number): boolean {
+    return record.expiresAt <= now && (record.lease === undefined || record.lease.expiresAt <= now)
   }
 
   function heldBy(lease: LeaseRef): PaymentRecord | undefined {
@@ -54,6 +59,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const now = Date.now()
       if (++operations % SWEEP_EVERY === 0) sweep(now)
       let record = records.get(request.exchangeNumber)
+      if (record !== undefined && isForgotten(record, now)) {
+        record.lease?.settle()
+        record = undefined
+      }
       if (record === undefined) {
         record = { handled: new Set(), lease: undefined, expiresAt: now + retentionMs }
         records.set(request.exchangeNumber, record)

@@ -1,6 +1,6 @@
-import type { ReceivedFields } from './body.js'
 import { ReceiverError } from './errors.js'
 import { byteOrder } from './field-order.js'
+import { listedFields, type ReceivedFields } from './received-fields.js'
 import { rubyInspect } from './ruby-inspect.js'
 import { computeShape, type Shape, type ShapeCache } from './shape.js'
 import { type FieldValue, isNested, MAX_NESTING_DEPTH, type NestedFields } from './values.js'
@@ -13,7 +13,8 @@ export type Rendering = 'plain' | 'ruby' | 'ruby34' | 'flat'
 
 export interface SignedText {
   readonly rendering: Rendering
-  readonly text: string
+  /** The signed string, as text or already as its UTF-8 bytes. */
+  readonly data: string | Buffer
 }
 
 /** The text a value stands for in the signed string: booleans as true/false, null as empty. */
@@ -31,16 +32,24 @@ function signedValueText(value: FieldValue, rendering: Rendering): string {
 /** Top-level fields of one delivery, with nested ones grouped, and the strings its checksum may be over. */
 export class Message {
   constructor(
-    readonly names: readonly string[],
-    readonly values: readonly FieldValue[],
+    /** Top-level fields; names are unique. */
+    readonly fields: ReceivedFields,
     readonly shape: Shape,
     /** Nested messages only: the fields with bracket names, as the `flat` rendering signs them. */
     private readonly flatFields?: { names: readonly string[]; values: readonly string[] },
   ) {}
 
+  get names(): readonly string[] {
+    return this.fields.names
+  }
+
+  get hasNestedValues(): boolean {
+    return this.flatFields !== undefined
+  }
+
   get(name: string): FieldValue | undefined {
     const position = this.shape.index[name]
-    return position === undefined ? undefined : this.values[position]
+    return position === undefined ? undefined : this.fields.value(position)
   }
 
   /** The field as text, or undefined when it is absent or nested. */
@@ -50,23 +59,25 @@ export class Message {
   }
 
   signedTexts(): SignedText[] {
-    if (this.flatFields === undefined) return [{ rendering: 'plain', text: this.joinSigned('plain') }]
+    if (this.flatFields === undefined) {
+      const bytes = this.fields.signedBytes?.(this.shape.signedOrder)
+      return [{ rendering: 'plain', data: bytes ?? this.joinSigned('plain') }]
+    }
     const candidates: SignedText[] = [
-      { rendering: 'ruby', text: this.joinSigned('ruby') },
-      { rendering: 'ruby34', text: this.joinSigned('ruby34') },
+      { rendering: 'ruby', data: this.joinSigned('ruby') },
+      { rendering: 'ruby34', data: this.joinSigned('ruby34') },
     ]
     const { names, values } = this.flatFields
     const order = byteOrder(names).filter((position) => names[position] !== 'checksum')
-    candidates.push({ rendering: 'flat', text: order.map((position) => values[position]).join('|') })
+    candidates.push({ rendering: 'flat', data: order.map((position) => values[position]).join('|') })
     return candidates
   }
 
   private joinSigned(rendering: Rendering): string {
-    const { values } = this
     const order = this.shape.signedOrder
     // join() yields one flat string; `+=` would build a rope the HMAC has to flatten again.
     const parts = new Array<string>(order.length)
-    for (let i = 0; i < order.length; i++) parts[i] = signedValueText(values[order[i] as number] as FieldValue, rendering)
+    for (let i = 0; i < order.length; i++) parts[i] = signedValueText(this.fields.value(order[i] as number), rendering)
     return parts.join('|')
   }
 }
@@ -88,11 +99,15 @@ function repeated(name: string): ReceiverError {
   })
 }
 
-/** Groups `params[a]=1&params[b]=2` into `params: {a: 1, b: 2}` as Rack does, keeping received key order. */
-function groupBrackets(names: readonly string[], values: readonly string[]): NestedFields {
+/**
+ * Groups `params[a]=1&params[b]=2` into `params: {a: 1, b: 2}` as Rack does, keeping received key order. A name
+ * that is given twice, or used both as a value and as a container, is refused.
+ */
+function groupBrackets(names: readonly string[], values: readonly FieldValue[]): NestedFields {
   const top: NestedFields = new Map()
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string
+    const value = values[i] as FieldValue
     const path = pathOf(name)
     let container: NestedFields | FieldValue[] = top
     for (let depth = 0; depth < path.length; depth++) {
@@ -101,14 +116,14 @@ function groupBrackets(names: readonly string[], values: readonly string[]): Nes
       if (key === '') {
         if (!Array.isArray(container)) throw repeated(name)
         if (!last) throw new ReceiverError('invalid_field_name', `field "${name}" nests inside an array, which is not supported`)
-        container.push(values[i] as string)
+        container.push(value)
         continue
       }
       if (!(container instanceof Map)) throw repeated(name)
       const existing: FieldValue | undefined = container.get(key)
       if (last) {
         if (existing !== undefined) throw repeated(name)
-        container.set(key, values[i] as string)
+        container.set(key, value)
         continue
       }
       const wantsArray = path[depth + 1] === ''
@@ -126,34 +141,32 @@ function groupBrackets(names: readonly string[], values: readonly string[]): Nes
   return top
 }
 
-function flatten(name: string, value: FieldValue, names: string[], values: string[]): void {
+/** Nested objects as bracket names with scalar values, the way a form body carries them. */
+function flatten(name: string, value: FieldValue, names: string[], values: FieldValue[]): void {
   if (value instanceof Map) for (const [key, item] of value) flatten(`${name}[${key}]`, item, names, values)
   else if (Array.isArray(value)) for (const item of value) flatten(`${name}[]`, item, names, values)
   else {
     names.push(name)
-    values.push(scalarText(value))
+    values.push(value)
   }
-}
-
-function nestedMessage(names: string[], values: FieldValue[], flat: { names: string[]; values: string[] }): Message {
-  const shape = computeShape(names)
-  if (shape.repeatedName !== undefined) throw repeated(shape.repeatedName)
-  return new Message(names, values, shape, flat)
 }
 
 /** Builds the message of a delivery; `shapes` makes the common flat case skip sorting. */
 export function toMessage(fields: ReceivedFields, shapes: ShapeCache): Message {
-  const { names, values } = fields
   if (fields.layout === 'flat') {
-    const shape = shapes.get(names)
+    const shape = shapes.get(fields.names)
     if (shape.repeatedName !== undefined) throw repeated(shape.repeatedName)
-    return new Message(names, values, shape)
+    return new Message(fields, shape)
   }
-  if (fields.layout === 'bracketed') {
-    const grouped = groupBrackets(names, values as string[])
-    return nestedMessage([...grouped.keys()], [...grouped.values()], { names, values: values as string[] })
-  }
-  const flat = { names: [] as string[], values: [] as string[] }
-  for (let i = 0; i < names.length; i++) flatten(names[i] as string, values[i] as FieldValue, flat.names, flat.values)
-  return nestedMessage(names, values, flat)
+  // Form bodies and JSON bodies meet here in one form: every nested value as bracket names.
+  const flat = { names: [] as string[], values: [] as FieldValue[] }
+  fields.names.forEach((name, i) => flatten(name, fields.value(i), flat.names, flat.values))
+  const grouped = groupBrackets(flat.names, flat.values)
+  const names = [...grouped.keys()]
+  const values = [...grouped.values()]
+  const shape = computeShape(names)
+  const top = listedFields(names, values, 'flat')
+  // A stray `[` in a name (`a[b`) groups into nothing: such a message has one signed string, like any flat one.
+  if (!values.some(isNested)) return new Message(top, shape)
+  return new Message(top, shape, { names: flat.names, values: flat.values.map(scalarText) })
 }

@@ -198,7 +198,8 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       } catch (error) {
         if (error instanceof ReceiverError) {
           const level = error.status >= 500 ? 'error' : 'warn'
-          logger[level]({ code: error.code, delivery: delivery.kind }, `refused a delivery: ${error.message}`)
+          const details = { code: error.code, delivery: delivery.kind, ...(error.cause === undefined ? {} : { err: error.cause }) }
+          logger[level](details, `refused a delivery: ${error.message}`)
           return refused(error, 'rejected')
         }
         logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while verifying a delivery')

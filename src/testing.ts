@@ -30,6 +30,31 @@ function appendForm(pairs: [string, string][], name: string, value: FieldInput):
   }
 }
 
+function withoutEmptyContainers(fields: Fields): Record<string, FieldInput> {
+  // Prototype-free, so a field named __proto__ stays a field.
+  const kept: Record<string, FieldInput> = Object.create(null)
+  for (const [name, value] of Object.entries(fields)) {
+    const pruned = prune(value)
+    if (pruned !== undefined) kept[name] = pruned
+  }
+  return kept
+}
+
+function prune(value: FieldInput): FieldInput {
+  if (value === null || typeof value !== 'object') return value
+  if (Array.isArray(value)) {
+    const items = (value as readonly FieldInput[]).map(prune).filter((item) => item !== undefined)
+    return items.length === 0 ? undefined : items
+  }
+  const entries = value instanceof Map ? [...value.entries()] : Object.entries(value)
+  const kept = new Map<string, FieldInput>()
+  for (const [key, item] of entries as [string, FieldInput][]) {
+    const pruned = prune(item)
+    if (pruned !== undefined) kept.set(key, pruned)
+  }
+  return kept.size === 0 ? undefined : kept
+}
+
 /** Encodes fields as the service posts them: nested objects as `params[reference1]=...` pairs. */
 export function encodeForm(fields: Fields): string {
   const pairs: [string, string][] = []
@@ -42,7 +67,9 @@ export function encodeForm(fields: Fields): string {
  * callback_url or through the buyer's browser to redirect_url. A `checksum` in `fields` is replaced.
  */
 export function signCallback(fields: Fields, checksumToken: string, options: SignOptions = {}): SignedDelivery {
-  const { checksum: _ignored, ...unsigned } = fields
+  const { checksum: _ignored, ...given } = fields
+  // A form body cannot carry an empty object or list, so neither can its signed string.
+  const unsigned = options.format === 'json' ? given : withoutEmptyContainers(given)
   const signed = { ...unsigned, checksum: messageChecksum(unsigned, checksumToken, options) }
   if (options.format === 'json') return { body: JSON.stringify(signed), contentType: 'application/json' }
   return { body: encodeForm(signed), contentType: 'application/x-www-form-urlencoded' }

@@ -7,7 +7,7 @@ import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
 import { findFieldProblems } from './payment-fields.js'
 import { ShapeCache } from './shape.js'
-import { toPlain } from './values.js'
+import { type FieldValue, toPlain } from './values.js'
 
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
@@ -48,9 +48,7 @@ export class VerifiedPayment {
   get fields(): Readonly<Record<string, unknown>> {
     if (this.cachedFields === undefined) {
       const fields: Record<string, unknown> = Object.create(null)
-      this.message.names.forEach((name, i) => {
-        fields[name] = toPlain(this.message.values[i] as never)
-      })
+      for (const name of this.message.names) fields[name] = toPlain(this.message.get(name) as FieldValue)
       this.cachedFields = Object.freeze(fields)
     }
     return this.cachedFields
@@ -91,6 +89,7 @@ export class Verifier {
     const problems = findFieldProblems(
       (name) => message.shape.index[name] !== undefined,
       (name) => message.text(name),
+      message.hasNestedValues,
     )
     if (problems.length > 0) {
       const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
