@@ -9,6 +9,16 @@ import { type FieldValue, MAX_NESTING_DEPTH, type NestedFields } from './values.
 export interface RawDelivery {
   /** The raw request body. A string is taken as already-decoded UTF-8 text. */
   body?: Uint8Array | ArrayBuffer | string | null
+  /**
+   * For adapters: reads the body when `body` is not given, at most `maxBytes` of it. It should fail with an
+   * error whose `status` (or `statusCode`) is 413 past the limit, as raw-body does.
+   */
+  readBody?: (maxBytes: number) => Promise<Uint8Array | string>
+  /**
+   * For adapters: the framework body parser that already consumed the request stream without keeping the raw
+   * bytes, such as "express.urlencoded() (body-parser)". Verification is then impossible and the error says so.
+   */
+  consumedBy?: string
   /** The Content-Type header. */
   contentType?: string | null
   /** The raw query string (with or without `?`) or parsed search params; used only when the body is empty. */
@@ -23,6 +33,31 @@ const ALREADY_PARSED_HELP =
   'The request body reached fpx-collect as an already-parsed object, so the exact bytes the service signed are gone. ' +
   'Mount the payment route before any body parser (express.urlencoded(), express.json(), koa-bodyparser, ...), ' +
   "or hand over the raw bytes (for example express.raw({ type: 'application/x-www-form-urlencoded' }) and req.body as a Buffer)."
+
+/**
+ * Resolves `readBody` and `consumedBy` into a plain `body`. Separate from readFields so that deliveries that
+ * come with their bytes (the common case) stay on a synchronous path.
+ */
+export async function loadBody(delivery: RawDelivery, maxBodyBytes: number): Promise<RawDelivery> {
+  if (delivery.body !== undefined && delivery.body !== null) return delivery
+  if (delivery.consumedBy !== undefined)
+    throw new ReceiverError(
+      'body_already_parsed',
+      `The request body was already read by ${delivery.consumedBy}, which kept no raw copy, so the exact bytes the service ` +
+        'signed are gone. Mount the fpx-collect route before that body parser (or limit the parser to other routes), ' +
+        'or make it keep the raw body as req.rawBody / ctx.request.rawBody.',
+    )
+  if (delivery.readBody === undefined) return delivery
+  try {
+    return { ...delivery, body: await delivery.readBody(maxBodyBytes) }
+  } catch (error) {
+    const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode
+    if (status === 413) throw tooLarge(maxBodyBytes)
+    throw new ReceiverError('malformed_body', 'the request body could not be read (the connection was aborted or the length was wrong)', {
+      cause: error,
+    })
+  }
+}
 
 function byteView(body: Uint8Array | ArrayBuffer): Buffer {
   return body instanceof ArrayBuffer

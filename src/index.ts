@@ -25,6 +25,16 @@ export {
   type ReceiverOptions,
   type ReceiverResponse,
 } from './receiver.js'
+export {
+  answerCallback,
+  answerDelivery,
+  answerRedirect,
+  errorPage,
+  type HttpAnswer,
+  type PaymentUrl,
+  type RedirectOptions,
+  type RedirectResult,
+} from './redirect.js'
 export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
 export type { FieldInput } from './values.js'
 export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './verify.js'

@@ -1,4 +1,4 @@
-import { type RawDelivery, DEFAULT_MAX_BODY_BYTES, readFields } from './body.js'
+import { DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { ReceiverError } from './errors.js'
@@ -74,7 +74,8 @@ export class Verifier {
   }
 
   async verify(delivery: RawDelivery): Promise<VerifiedPayment> {
-    const message = toMessage(readFields(delivery, this.maxBodyBytes), this.shapes)
+    const raw = delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined ? await loadBody(delivery, this.maxBodyBytes) : delivery
+    const message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
     const checksum = message.text('checksum')
     if (checksum === undefined) throw new ReceiverError('checksum_missing', 'the message has no checksum field')
     if (!CHECKSUM_PATTERN.test(checksum))

@@ -1,0 +1,46 @@
+/**
+ * Express 4 and 5: `app.post('/fpx/callback', fpxCallback(receiver))`. Mount the routes before any body
+ * parser, or let the parser keep the raw body (`express.urlencoded({ verify: (req, _res, buf) => { req.rawBody = buf } })`).
+ * @module fpx-collect/express
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { nodeDelivery } from '../src/node-delivery.js'
+import type { Receiver } from '../src/receiver.js'
+import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
+
+/** The parts of Express's request the adapter reads; Express 4 and 5 both have them. */
+export interface ExpressRequest extends IncomingMessage {
+  originalUrl?: string
+  body?: unknown
+  rawBody?: unknown
+  /** Set by body-parser 1 (Express 4) once it has read the stream. */
+  _body?: boolean
+}
+
+export type ExpressMiddleware = (request: ExpressRequest, response: ServerResponse, next: (error?: unknown) => void) => void
+
+function send(response: ServerResponse, answer: HttpAnswer): void {
+  response.statusCode = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) response.setHeader(name, value)
+  response.end(answer.body)
+}
+
+function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
+  return (request, response, next) => {
+    const kept = { raw: request.rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json()' }
+    const delivery = nodeDelivery(kind, request, kept, request.originalUrl ?? request.url)
+    answerDelivery(receiver, delivery, redirect, request).then((answer) => send(response, answer), next)
+  }
+}
+
+/** The route for server-to-server callbacks (callback_url). */
+export function fpxCallback(receiver: Receiver): ExpressMiddleware {
+  return route(receiver, 'callback')
+}
+
+/** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
+export function fpxRedirect(receiver: Receiver, options: RedirectOptions<ExpressRequest> = {}): ExpressMiddleware {
+  return route(receiver, 'redirect', options)
+}
+
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/redirect.js'

@@ -1,0 +1,53 @@
+/**
+ * The fetch API (`Request` → `Response`): Next.js route handlers, Hono, Bun, Deno.
+ * `export const POST = fpxCallback(receiver)`.
+ * @module fpx-collect/web
+ */
+import type { Receiver } from '../src/receiver.js'
+import { answerDelivery, type RedirectOptions } from '../src/redirect.js'
+
+export type WebHandler = (request: Request) => Promise<Response>
+
+function tooLarge(): Error {
+  return Object.assign(new Error('request body over the limit'), { status: 413 })
+}
+
+/** The body's bytes, refusing early by Content-Length and while streaming, so an oversize body is never buffered. */
+async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
+  const declared = request.headers.get('content-length')
+  if (declared !== null && Number(declared) > limit) throw tooLarge()
+  if (request.body === null) return new Uint8Array(0)
+  const chunks: Uint8Array[] = []
+  let total = 0
+  for await (const chunk of request.body as AsyncIterable<Uint8Array>) {
+    total += chunk.byteLength
+    if (total > limit) throw tooLarge()
+    chunks.push(chunk)
+  }
+  return Buffer.concat(chunks)
+}
+
+function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
+  return async (request) => {
+    const delivery = {
+      kind,
+      contentType: request.headers.get('content-type'),
+      query: new URL(request.url).search,
+      readBody: (limit: number) => readLimited(request, limit),
+    }
+    const answer = await answerDelivery(receiver, delivery, redirect, request)
+    return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
+  }
+}
+
+/** The route for server-to-server callbacks (callback_url). */
+export function fpxCallback(receiver: Receiver): WebHandler {
+  return route(receiver, 'callback')
+}
+
+/** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
+export function fpxRedirect(receiver: Receiver, options: RedirectOptions<Request> = {}): WebHandler {
+  return route(receiver, 'redirect', options)
+}
+
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/redirect.js'

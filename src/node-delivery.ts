@@ -1,0 +1,34 @@
+import type { IncomingMessage } from 'node:http'
+import getRawBody from 'raw-body'
+import type { Delivery, DeliveryKind } from './receiver.js'
+
+/** What a framework kept of a request's body, if anything. */
+export interface KeptBody {
+  /** A raw copy a body parser kept (`req.rawBody`, `ctx.request.rawBody`) or a Buffer body (`express.raw()`). */
+  raw: unknown
+  /** The framework's usual body parsers, named in the error when one spent the stream and kept nothing raw. */
+  parser: string
+}
+
+function isRawBody(value: unknown): value is Uint8Array | string {
+  return value instanceof Uint8Array || typeof value === 'string'
+}
+
+/**
+ * The delivery of a Node.js request: the raw bytes a parser kept, or a reader for the untouched stream
+ * (raw-body, limited to the receiver's maxBodyBytes), or, when the stream is spent and nothing raw was kept,
+ * the name of the parser that spent it so the receiver can say how to fix the mounting order.
+ */
+export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept: KeptBody, url = request.url ?? ''): Delivery {
+  const queryStart = url.indexOf('?')
+  const base = {
+    kind,
+    contentType: request.headers['content-type'] ?? null,
+    query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+  }
+  if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
+  // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
+  if (request.readableEnded || (request as { _body?: unknown })._body === true) return { ...base, consumedBy: kept.parser }
+  const length = request.headers['content-length']
+  return { ...base, readBody: (limit) => getRawBody(request, { limit, length: length ?? null }) }
+}

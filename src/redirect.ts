@@ -1,0 +1,118 @@
+import { escapeHtml, htmlPage } from './html.js'
+import type { Payment, PaymentState } from './payment.js'
+import type { Delivery, Receiver, ReceiverResponse } from './receiver.js'
+
+/** What an adapter sends back: framework-neutral. */
+export interface HttpAnswer {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export type PaymentUrl = string | ((payment: Payment) => string)
+
+export interface RedirectResult {
+  /** The receiver's verdict, as a callback would get it. */
+  response: ReceiverResponse
+  /** The verified payment; absent when the delivery was refused before its checksum matched. */
+  payment: Payment | undefined
+}
+
+/**
+ * How `fpxRedirect` answers the buyer's browser once the delivery was verified and handled. By default a 303 to
+ * the URL for the payment's state, or a small built-in result page when no URL is given for that state.
+ * `TContext` is the framework's request object (Express `req`, Koa `ctx`, Fastify `request`, fetch `Request`).
+ */
+export interface RedirectOptions<TContext = unknown> {
+  successUrl?: PaymentUrl
+  failureUrl?: PaymentUrl
+  /** B2B1 payments awaiting corporate approval. Without it, the built-in page explains the wait. */
+  pendingUrl?: PaymentUrl
+  /** Answer the browser yourself (render your own page). Called for every redirect, refused ones included. */
+  onResult?: (result: RedirectResult, context: TContext) => Partial<HttpAnswer> | Promise<Partial<HttpAnswer>>
+}
+
+const HTML = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }
+
+const TITLES: Record<PaymentState, string> = {
+  succeeded: 'Payment successful',
+  failed: 'Payment unsuccessful',
+  pending: 'Payment awaiting approval',
+}
+
+const EXPLANATIONS: Record<PaymentState, string> = {
+  succeeded: 'Thank you. Your payment was received.',
+  failed: 'Your payment did not go through. No money was taken; you may try again.',
+  pending: 'Your corporate account must approve this payment. We will confirm your order once it is approved.',
+}
+
+function resultPage(payment: Payment): HttpAnswer {
+  const rows: [string, string][] = [
+    ['Order', payment.orderNumber],
+    ['Amount', `RM ${(payment.amountSen / 100).toFixed(2)}`],
+    ['Reference', payment.merchantReferenceNumber ?? payment.exchangeNumber],
+  ]
+  if (payment.failureCode !== null) rows.push(['Bank code', payment.failureCode])
+  const list = rows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join('')
+  const receipt =
+    payment.receiptUrl !== null && payment.state === 'succeeded'
+      ? `<p><a href="${escapeHtml(payment.receiptUrl)}">Download the receipt</a></p>`
+      : ''
+  const title = TITLES[payment.state]
+  const body = `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(EXPLANATIONS[payment.state])}</p>\n<dl>${list}</dl>\n${receipt}`
+  return { status: 200, headers: { ...HTML }, body: htmlPage(title, body) }
+}
+
+/** Refusals are shown to a person, in words, not as JSON; the code is there for support staff. */
+export function errorPage(status: number, code: string): HttpAnswer {
+  const [title, text] =
+    status === 401
+      ? ['Payment result not verified', 'This payment result could not be verified, so it was not accepted.']
+      : status >= 500 || status === 409
+        ? ['Payment result not recorded yet', 'Your payment result arrived but could not be recorded yet. Your order will be updated shortly; please do not pay again.']
+        : ['Invalid payment result', 'This payment result was incomplete or malformed, so it was not accepted.']
+  const body = `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(text)}</p>\n<p><small>Error code: ${escapeHtml(code)}</small></p>`
+  return { status, headers: { ...HTML }, body: htmlPage(title, body) }
+}
+
+function urlFor(options: RedirectOptions<never>, payment: Payment): string | undefined {
+  const chosen =
+    payment.state === 'succeeded' ? options.successUrl : payment.state === 'failed' ? options.failureUrl : options.pendingUrl
+  return typeof chosen === 'function' ? chosen(payment) : chosen
+}
+
+/** The browser's answer for a redirect delivery the receiver has handled. */
+export async function answerRedirect<TContext>(
+  response: ReceiverResponse,
+  options: RedirectOptions<TContext>,
+  context: TContext,
+): Promise<HttpAnswer> {
+  const payment = response.payment
+  if (options.onResult !== undefined) {
+    const own = await options.onResult({ response, payment }, context)
+    return { status: own.status ?? 200, headers: { ...HTML, ...own.headers }, body: own.body ?? '' }
+  }
+  if (response.status !== 200 || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
+  const location = urlFor(options as RedirectOptions<never>, payment)
+  if (location === undefined) return resultPage(payment)
+  return { status: 303, headers: { location, 'cache-control': 'no-store' }, body: '' }
+}
+
+/** The answer for a callback: the receiver's own. */
+export function answerCallback(response: ReceiverResponse): HttpAnswer {
+  return { status: response.status, headers: response.headers, body: response.body }
+}
+
+/**
+ * Everything an adapter does once it has the raw delivery: handle it, then answer as a callback or a redirect.
+ * Adapters hold no other logic.
+ */
+export async function answerDelivery<TContext>(
+  receiver: Receiver,
+  delivery: Delivery,
+  redirect: RedirectOptions<TContext> | undefined,
+  context: TContext,
+): Promise<HttpAnswer> {
+  const response = await receiver.handle(delivery)
+  return delivery.kind === 'redirect' ? answerRedirect(response, redirect ?? {}, context) : answerCallback(response)
+}
