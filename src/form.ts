@@ -38,10 +38,9 @@ export class FormFields implements ReceivedFields {
   readonly names: string[] = []
   /** Some name contains `[`: a nested field such as `params[reference1]`. */
   readonly bracketed: boolean
-  private readonly starts: number[] = []
-  private readonly ends: number[] = []
-  private readonly escaped: boolean[] = []
-  private readonly decoded: Array<string | undefined> = []
+  /** Per field: where its value starts, and where it ends, bitwise-negated when the value has escapes. */
+  private readonly bounds: number[] = []
+  private decoded: Array<string | undefined> | undefined
 
   /**
    * @param text the body as text
@@ -89,10 +88,7 @@ export class FormFields implements ReceivedFields {
         if (percent < valueStart) percent = nextFrom('%', valueStart)
         if (plus < valueStart) plus = nextFrom('+', valueStart)
         names.push(name)
-        this.starts.push(valueStart)
-        this.ends.push(ampersand)
-        this.escaped.push(percent < ampersand || plus < ampersand)
-        this.decoded.push(undefined)
+        this.bounds.push(valueStart, percent < ampersand || plus < ampersand ? ~ampersand : ampersand)
       }
       start = ampersand + 1
     }
@@ -101,11 +97,13 @@ export class FormFields implements ReceivedFields {
 
   /** The decoded value of field `i`; throws ReceiverError on bad encoding. */
   value(i: number): string {
-    let value = this.decoded[i]
+    const decoded = (this.decoded ??= [])
+    let value = decoded[i]
     if (value === undefined) {
-      const raw = this.text.slice(this.starts[i], this.ends[i])
-      value = this.escaped[i] ? decodeComponent(raw, () => `field "${this.names[i]}"`) : raw
-      this.decoded[i] = value
+      const end = this.bounds[2 * i + 1] as number
+      const raw = this.text.slice(this.bounds[2 * i], end < 0 ? ~end : end)
+      value = end < 0 ? decodeComponent(raw, () => `field "${this.names[i]}"`) : raw
+      decoded[i] = value
     }
     return value
   }
@@ -121,20 +119,21 @@ export class FormFields implements ReceivedFields {
   signedBytes(order: readonly number[]): Buffer | undefined {
     const source = this.bytes
     if (source === undefined) return undefined
-    const { starts, ends, escaped } = this
+    const { bounds } = this
     const out = Buffer.allocUnsafe(source.length + order.length)
     let at = 0
     let highBytes = false
     for (let k = 0; k < order.length; k++) {
       const i = order[k] as number
       if (k > 0) out[at++] = PIPE
-      const end = ends[i] as number
-      let p = starts[i] as number
-      if (!escaped[i]) {
+      let end = bounds[2 * i + 1] as number
+      let p = bounds[2 * i] as number
+      if (end >= 0) {
         // Values are short; a plain loop beats Buffer#copy's per-call checks.
         while (p < end) out[at++] = source[p++] as number
         continue
       }
+      end = ~end
       while (p < end) {
         const code = source[p] as number
         if (code === PERCENT) {
