@@ -12,9 +12,6 @@ import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/re
 export interface ExpressRequest extends IncomingMessage {
   originalUrl?: string
   body?: unknown
-  rawBody?: unknown
-  /** Set by body-parser 1 (Express 4) once it has read the stream. */
-  _body?: boolean
 }
 
 export type ExpressMiddleware = (request: ExpressRequest, response: ServerResponse, next: (error?: unknown) => void) => void
@@ -27,7 +24,9 @@ function send(response: ServerResponse, answer: HttpAnswer): void {
 
 function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
   return (request, response, next) => {
-    const kept = { raw: request.rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json()' }
+    // rawBody is not declared here: other packages' type augmentations of IncomingMessage declare it differently.
+    const rawBody = (request as { rawBody?: unknown }).rawBody
+    const kept = { raw: rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json()' }
     const delivery = nodeDelivery(kind, request, kept, request.originalUrl ?? request.url)
     answerDelivery(receiver, delivery, redirect, request).then((answer) => send(response, answer), next)
   }

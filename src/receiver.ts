@@ -17,7 +17,7 @@ export interface Delivery extends RawDelivery {
 
 export type PaymentEventName = 'payment.succeeded' | 'payment.failed' | 'payment.pending'
 
-export interface PaymentEvent {
+export interface PaymentEvent<TTransaction = undefined> {
   /** `exchange_number:state`: the deduplication key, stable across redeliveries. */
   readonly id: string
   readonly name: PaymentEventName
@@ -29,9 +29,14 @@ export interface PaymentEvent {
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
+  /**
+   * With a transactional store: the database client inside the open transaction that holds the claim. Writes
+   * made through it commit together with the completion when the handlers return, and roll back when one throws.
+   */
+  readonly transaction: TTransaction | undefined
 }
 
-export type PaymentHandler = (event: PaymentEvent) => void | Promise<void>
+export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
 
 export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed'
 
@@ -45,8 +50,8 @@ export interface ReceiverResponse {
   error?: { code: ReceiverErrorCode; message: string }
 }
 
-export type ReceiverOptions = VerifyOptions & {
-  store?: ReceiverStore
+export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
+  store?: ReceiverStore<TTransaction>
   /**
    * How long a delivery may hold an exchange_number while its handlers run, and how long a concurrent
    * duplicate in the same process waits for it. Keep handlers well under it. Default 60 s.
@@ -54,8 +59,8 @@ export type ReceiverOptions = VerifyOptions & {
   leaseMs?: number
 }
 
-export interface Receiver {
-  on(name: PaymentEventName, handler: PaymentHandler): () => void
+export interface Receiver<TTransaction = undefined> {
+  on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
   handle(delivery: Delivery): Promise<ReceiverResponse>
   /** Parse and verify only: no store, no handlers. Throws ReceiverError. */
@@ -98,12 +103,12 @@ async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
   clearTimeout(timer)
 }
 
-export function createReceiver(options: ReceiverOptions): Receiver {
+export function createReceiver<TTransaction = undefined>(options: ReceiverOptions<TTransaction>): Receiver<TTransaction> {
   const verifier = new Verifier(options)
-  const store = options.store ?? memoryStore()
+  const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
   const logger = options.logger ?? silentLogger
-  const handlers: Record<PaymentEventName, PaymentHandler[]> = {
+  const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
     'payment.succeeded': [],
     'payment.failed': [],
@@ -117,6 +122,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     const log = { exchangeNumber, orderNumber: payment.orderNumber, state, delivery: kind }
     const waitUntil = Date.now() + leaseMs
     let previousState: PaymentState | null
+    let transaction: TTransaction | undefined
     for (;;) {
       let claim
       try {
@@ -134,6 +140,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       }
       if (claim.outcome === 'claimed') {
         previousState = claim.previousState
+        transaction = claim.transaction
         break
       }
       const remaining = waitUntil - Date.now()
@@ -144,7 +151,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
     }
 
     const name = EVENT_NAMES[state]
-    const event: PaymentEvent = {
+    const event: PaymentEvent<TTransaction> = {
       id: `${exchangeNumber}:${state}`,
       name,
       state,
@@ -153,6 +160,7 @@ export function createReceiver(options: ReceiverOptions): Receiver {
       payment,
       fields: verified.fields,
       rendering: verified.rendering,
+      transaction,
     }
     try {
       for (const handler of [...handlers[name]]) await handler(event)

@@ -6,11 +6,14 @@ import type { PaymentState } from './payment.js'
  * contract work across processes: only one delivery of an exchange_number works at a time, a crashed owner's
  * lease expires and the next delivery takes over, and only the owner may complete or release.
  */
-export interface ReceiverStore {
-  claim(request: ClaimRequest): Promise<Claim>
-  /** Records `state` as handled. Returns false, changing nothing, when `owner` no longer holds the lease. */
+export interface ReceiverStore<TTransaction = undefined> {
+  claim(request: ClaimRequest): Promise<Claim<TTransaction>>
+  /**
+   * Records `state` as handled (and, for a transactional claim, commits the handlers' writes with it).
+   * Returns false, changing nothing, when `owner` no longer holds the lease.
+   */
   complete(lease: LeaseRef): Promise<boolean>
-  /** Gives the lease up without recording anything. Returns false when `owner` no longer holds it. */
+  /** Gives the lease up without recording anything (rolling a transactional claim back). False when not held. */
   release(lease: LeaseRef): Promise<boolean>
 }
 
@@ -24,9 +27,12 @@ export interface ClaimRequest extends LeaseRef {
   readonly leaseMs: number
 }
 
-export type Claim =
-  /** The caller holds the lease and must run the handlers. previousState is the latest state handled before. */
-  | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
+export type Claim<TTransaction = undefined> =
+  /**
+   * The caller holds the lease and must run the handlers. previousState is the latest state handled before.
+   * A transactional store also hands over the open transaction that holds the claim, for the handlers' writes.
+   */
+  | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null; readonly transaction?: TTransaction }
   /** This state was handled already. */
   | { readonly outcome: 'duplicate' }
   /** A later state was handled already (a 99 after its 00, a failure after a success): never regress. */
