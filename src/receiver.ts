@@ -5,7 +5,7 @@ import { silentLogger } from './logger.js'
 import { memoryStore } from './memory-store.js'
 import type { Rendering } from './message.js'
 import type { Payment, PaymentState } from './payment.js'
-import type { ReceiverStore } from './store.js'
+import type { LeaseRef, ReceiverStore } from './store.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from './verify.js'
 
 export type DeliveryKind = 'callback' | 'redirect'
@@ -114,6 +114,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     'payment.failed': [],
   }
   if (!(Number.isInteger(leaseMs) && leaseMs > 0)) throw new TypeError('leaseMs must be a positive integer')
+  // Deliveries this receiver is handling now, by exchange_number: a shared store cannot tell that the lease
+  // holder is in this very process, but the receiver can, and then waits instead of answering 409.
+  const inFlight = new Map<string, Promise<void>>()
 
   async function dispatch(verified: VerifiedPayment, kind: DeliveryKind): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
@@ -146,9 +149,31 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       const remaining = waitUntil - Date.now()
       // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
       // when they run in this process, otherwise let the sender retry.
-      if (claim.settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, payment)
-      await waitFor(claim.settled, remaining)
+      const settled = claim.settled ?? inFlight.get(exchangeNumber)
+      if (settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, payment)
+      await waitFor(settled, remaining)
     }
+
+    let settle!: () => void
+    inFlight.set(exchangeNumber, new Promise<void>((resolve) => (settle = resolve)))
+    try {
+      return await runHandlers(verified, kind, lease, previousState, transaction)
+    } finally {
+      inFlight.delete(exchangeNumber)
+      settle()
+    }
+  }
+
+  async function runHandlers(
+    verified: VerifiedPayment,
+    kind: DeliveryKind,
+    lease: LeaseRef,
+    previousState: PaymentState | null,
+    transaction: TTransaction | undefined,
+  ): Promise<ReceiverResponse> {
+    const { exchangeNumber, state } = verified
+    const payment = verified.payment
+    const log = { exchangeNumber, orderNumber: payment.orderNumber, state, delivery: kind }
 
     const name = EVENT_NAMES[state]
     const event: PaymentEvent<TTransaction> = {

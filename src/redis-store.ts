@@ -1,0 +1,154 @@
+/**
+ * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
+ * @module fpx-collect/redis
+ */
+import type { PaymentState } from './payment.js'
+import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
+import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
+
+export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './redis-client.js'
+
+export interface RedisStoreOptions {
+  /** A connected ioredis client, or a connected node-redis v4+ client (`createClient()`; not a cluster). */
+  client: RedisClientLike
+  /** Put in front of every key. Default `fpx-collect:`. */
+  prefix?: string
+  /** How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. */
+  leaseMs?: number
+  /**
+   * How long handled states are remembered after the last completion. Default 30 days: the service's
+   * redelivery window is not stated, and a state forgotten too early runs its handlers again.
+   */
+  retentionMs?: number
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const STATES: readonly string[] = ['pending', 'failed', 'succeeded'] satisfies PaymentState[]
+
+/*
+ * Two keys per exchange_number, in one hash slot (the `{...}` tag) so the scripts also run on Redis Cluster:
+ *   lease:   "<state>:<owner>", set NX with PX leaseMs, so a crashed owner's lease disappears by itself;
+ *   handled: a set of the states completed, expiring retentionMs after the last completion.
+ * The lease value holds the state as well as the owner so that complete and release match both, as the memory
+ * store does. States never contain ':', so the owner is everything after the first one.
+ */
+
+// The ranking and the stale rule replicate currentState and isRegression in src/store.ts; keep them in step.
+// Checks run in the memory store's order: busy first, then stale, then duplicate.
+const CLAIM = `
+local RANK = { pending = 0, failed = 1, succeeded = 2 }
+local lease_key, handled_key = KEYS[1], KEYS[2]
+local owner, state, lease_ms = ARGV[1], ARGV[2], ARGV[3]
+local held = redis.call('GET', lease_key)
+if held and string.sub(held, (string.find(held, ':', 1, true) or 0) + 1) ~= owner then
+  local ttl = redis.call('PTTL', lease_key)
+  if ttl < 1 then ttl = 1 end
+  return { 'busy', ttl }
+end
+local current = false
+for _, member in ipairs(redis.call('SMEMBERS', handled_key)) do
+  if RANK[member] ~= nil and (not current or RANK[member] > RANK[current]) then current = member end
+end
+if current and current ~= state and (state == 'pending' or (current == 'succeeded' and state == 'failed')) then
+  return { 'stale', current }
+end
+if redis.call('SISMEMBER', handled_key, state) == 1 then return { 'duplicate' } end
+local value = state .. ':' .. owner
+if held then
+  -- The same owner claiming again renews its lease, as in the memory store.
+  redis.call('SET', lease_key, value, 'PX', lease_ms)
+else
+  redis.call('SET', lease_key, value, 'NX', 'PX', lease_ms)
+end
+return { 'claimed', current or '' }
+`
+
+// Recording the state and dropping the lease in one script: a lease that expired in between cannot be
+// completed by its old owner after the next delivery took it over.
+const COMPLETE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SADD', KEYS[2], ARGV[2])
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+redis.call('DEL', KEYS[1])
+return 1
+`
+
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1
+`
+
+function positiveInteger(name: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${name} must be a positive integer`)
+}
+
+function paymentState(value: string | null): PaymentState {
+  if (value === null || !STATES.includes(value)) throw new Error('the Redis claim script returned an unknown payment state')
+  return value as PaymentState
+}
+
+function toClaim(reply: unknown): Claim {
+  const [outcome, detail] = Array.isArray(reply) ? reply : []
+  switch (replyText(outcome)) {
+    case 'claimed': {
+      const previous = replyText(detail)
+      return { outcome: 'claimed', previousState: previous === '' || previous === null ? null : paymentState(previous) }
+    }
+    case 'duplicate':
+      return { outcome: 'duplicate' }
+    case 'stale':
+      return { outcome: 'stale', currentState: paymentState(replyText(detail)) }
+    case 'busy':
+      return { outcome: 'busy', retryAfterMs: Math.max(1, Number(detail) || 1) }
+    default:
+      throw new Error('unexpected reply from the Redis claim script')
+  }
+}
+
+/**
+ * A store for several processes (or restarts) receiving deliveries: claims are `SET NX PX` leases decided in
+ * one Lua script together with the "never regress" check, and only the lease's owner can complete or release.
+ * A concurrent duplicate held by another delivery is answered busy without `settled`, so the receiver replies
+ * 409 with Retry-After (the lease's remaining time).
+ *
+ * What it promises: a state is recorded only by a delivery whose handlers returned while it still held the
+ * lease. A process killed after its handlers' effects but before completion leaves the state unrecorded, so the
+ * next delivery runs the handlers again; make effects idempotent, or use the PostgreSQL store's transactions.
+ */
+export function redisStore(options: RedisStoreOptions): ReceiverStore {
+  if (options === null || typeof options !== 'object') throw new TypeError('redisStore needs options with a client')
+  const send = rawCommand(options.client)
+  const prefix = options.prefix ?? 'fpx-collect:'
+  if (typeof prefix !== 'string') throw new TypeError('prefix must be a string')
+  positiveInteger('leaseMs', options.leaseMs)
+  positiveInteger('retentionMs', options.retentionMs)
+  const retentionMs = String(options.retentionMs ?? 30 * DAY_MS)
+  const claimScript = luaScript(send, CLAIM)
+  const completeScript = luaScript(send, COMPLETE)
+  const releaseScript = luaScript(send, RELEASE)
+
+  const keys = (exchangeNumber: string) => {
+    const base = `${prefix}{${exchangeNumber}}`
+    return [`${base}:lease`, `${base}:handled`]
+  }
+  const leaseValue = (lease: LeaseRef) => `${lease.state}:${lease.owner}`
+
+  return {
+    async claim(request: ClaimRequest): Promise<Claim> {
+      const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
+      const reply = await claimScript(keys(request.exchangeNumber), [request.owner, request.state, String(leaseMs)])
+      return toClaim(reply)
+    },
+
+    async complete(lease: LeaseRef): Promise<boolean> {
+      const reply = await completeScript(keys(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs])
+      return Number(reply) === 1
+    },
+
+    async release(lease: LeaseRef): Promise<boolean> {
+      const reply = await releaseScript(keys(lease.exchangeNumber), [leaseValue(lease)])
+      return Number(reply) === 1
+    },
+  }
+}

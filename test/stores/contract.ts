@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Claim, LeaseRef, PaymentState, ReceiverStore } from '../../src/index.js'
+
+/**
+ * The promises every store makes to the receiver, run against each store. `open` returns a store (fresh or
+ * shared, but exchange numbers are unique per test) and `close` releases what it holds.
+ */
+export interface StoreUnderTest {
+  name: string
+  open(): Promise<{ store: ReceiverStore<unknown>; close(): Promise<void> }>
+  /** Whether the store can see leases of other processes (busy without `settled`); the memory store cannot. */
+  shared: boolean
+}
+
+const LEASE_MS = 30_000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+export function storeContract(subject: StoreUnderTest): void {
+  describe(`${subject.name}: store contract`, () => {
+    let store: ReceiverStore<unknown>
+    let close: () => Promise<void>
+    beforeAll(async () => {
+      ;({ store, close } = await subject.open())
+    })
+    afterAll(async () => {
+      await close()
+    })
+
+    const exchange = () => `EX-${randomUUID()}`
+    const lease = (exchangeNumber: string, state: PaymentState, owner = randomUUID()): LeaseRef => ({ exchangeNumber, state, owner })
+    const claim = (ref: LeaseRef, leaseMs = LEASE_MS): Promise<Claim<unknown>> => store.claim({ ...ref, leaseMs })
+
+    async function handled(exchangeNumber: string, state: PaymentState): Promise<void> {
+      const ref = lease(exchangeNumber, state)
+      expect((await claim(ref)).outcome).toBe('claimed')
+      expect(await store.complete(ref)).toBe(true)
+    }
+
+    it('claims a new payment state, then reports it as a duplicate once completed', async () => {
+      const ex = exchange()
+      const first = lease(ex, 'succeeded')
+      expect(await claim(first)).toMatchObject({ outcome: 'claimed', previousState: null })
+      expect(await store.complete(first)).toBe(true)
+      expect((await claim(lease(ex, 'succeeded'))).outcome).toBe('duplicate')
+    })
+
+    it('lets the next delivery claim after a release, recording nothing', async () => {
+      const ex = exchange()
+      const first = lease(ex, 'succeeded')
+      await claim(first)
+      expect(await store.release(first)).toBe(true)
+      const second = lease(ex, 'succeeded')
+      expect(await claim(second)).toMatchObject({ outcome: 'claimed', previousState: null })
+      expect(await store.complete(second)).toBe(true)
+    })
+
+    it('answers busy to another owner while a live lease is held', async () => {
+      const ex = exchange()
+      const holder = lease(ex, 'succeeded')
+      await claim(holder)
+      const other = await claim(lease(ex, 'succeeded'))
+      expect(other.outcome).toBe('busy')
+      if (other.outcome === 'busy') {
+        expect(other.retryAfterMs).toBeGreaterThan(0)
+        expect(other.retryAfterMs).toBeLessThanOrEqual(LEASE_MS)
+        if (subject.shared) expect(other.settled).toBeUndefined()
+      }
+      expect(await store.complete(holder)).toBe(true)
+    })
+
+    it('grants exactly one of many concurrent claims of the same payment state', async () => {
+      const ex = exchange()
+      const refs = Array.from({ length: 20 }, () => lease(ex, 'succeeded'))
+      const claims = await Promise.all(refs.map((ref) => claim(ref)))
+      expect(claims.filter((c) => c.outcome === 'claimed')).toHaveLength(1)
+      expect(claims.filter((c) => c.outcome === 'busy')).toHaveLength(19)
+      const winner = refs[claims.findIndex((c) => c.outcome === 'claimed')]!
+      expect(await store.complete(winner)).toBe(true)
+    })
+
+    it('lets the next delivery take over an expired lease; the old owner can then neither complete nor release', async () => {
+      const ex = exchange()
+      const crashed = lease(ex, 'succeeded')
+      await claim(crashed, 50)
+      await sleep(120)
+      const next = lease(ex, 'succeeded')
+      expect(await claim(next)).toMatchObject({ outcome: 'claimed' })
+      expect(await store.complete(crashed)).toBe(false)
+      expect(await store.release(crashed)).toBe(false)
+      expect(await store.complete(next)).toBe(true)
+      expect((await claim(lease(ex, 'succeeded'))).outcome).toBe('duplicate')
+    })
+
+    it('refuses completion and release by an owner that never held the lease', async () => {
+      const ex = exchange()
+      const holder = lease(ex, 'succeeded')
+      await claim(holder)
+      expect(await store.complete(lease(ex, 'succeeded'))).toBe(false)
+      expect(await store.release(lease(ex, 'succeeded'))).toBe(false)
+      expect(await store.complete(holder)).toBe(true)
+    })
+
+    it('moves pending to succeeded with previousState, and calls a late pending stale', async () => {
+      const ex = exchange()
+      await handled(ex, 'pending')
+      const approved = lease(ex, 'succeeded')
+      expect(await claim(approved)).toMatchObject({ outcome: 'claimed', previousState: 'pending' })
+      expect(await store.complete(approved)).toBe(true)
+      expect(await claim(lease(ex, 'pending'))).toMatchObject({ outcome: 'stale', currentState: 'succeeded' })
+    })
+
+    it('never regresses: a failure after a success is stale, a success after a failure is claimed', async () => {
+      const paid = exchange()
+      await handled(paid, 'succeeded')
+      expect(await claim(lease(paid, 'failed'))).toMatchObject({ outcome: 'stale', currentState: 'succeeded' })
+      const retried = exchange()
+      await handled(retried, 'failed')
+      expect(await claim(lease(retried, 'succeeded'))).toMatchObject({ outcome: 'claimed', previousState: 'failed' })
+    })
+
+    it('keeps payments apart', async () => {
+      const [a, b] = [exchange(), exchange()]
+      await handled(a, 'succeeded')
+      const other = lease(b, 'succeeded')
+      expect(await claim(other)).toMatchObject({ outcome: 'claimed', previousState: null })
+      expect(await store.complete(other)).toBe(true)
+    })
+  })
+}

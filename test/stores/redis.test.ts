@@ -1,0 +1,268 @@
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { createClient } from 'redis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createReceiver, type Receiver, type ReceiverResponse, type ReceiverStore } from '../../src/index.js'
+import { type RedisClientLike, redisStore } from '../../src/redis-store.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+import { storeContract } from './contract.js'
+import { REDIS_URL, serviceAvailable } from './services.js'
+
+const available = await serviceAvailable('Redis', REDIS_URL)
+// Unique per run, so parallel runs on one Redis never see each other's keys; deleted at the end.
+const RUN_PREFIX = `fpx-test:${randomUUID()}:`
+const TOKEN = 'ab'.repeat(32)
+const DAY_MS = 24 * 60 * 60 * 1000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+interface Connection {
+  client: RedisClientLike
+  close(): Promise<void>
+}
+
+const CLIENTS = {
+  ioredis: async (): Promise<Connection> => {
+    const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
+    await client.connect()
+    return { client, close: async () => void (await client.quit()) }
+  },
+  'node-redis': async (): Promise<Connection> => {
+    const client = createClient({ url: REDIS_URL })
+    // node-redis throws on an 'error' event nobody listens to; a failing command still rejects in the test.
+    client.on('error', () => {})
+    await client.connect()
+    return { client, close: () => client.close() }
+  },
+} as const
+
+describe('redisStore options', () => {
+  it('refuses a client it cannot drive and invalid durations', () => {
+    expect(() => redisStore({ client: {} as RedisClientLike })).toThrow(/ioredis .*node-redis/)
+    const client = { call: async () => null }
+    expect(() => redisStore({ client, leaseMs: 0 })).toThrow(/leaseMs/)
+    expect(() => redisStore({ client, retentionMs: 1.5 })).toThrow(/retentionMs/)
+  })
+})
+
+describe.skipIf(!available)('Redis store', () => {
+  let admin: Redis
+  beforeAll(async () => {
+    admin = new Redis(REDIS_URL, { lazyConnect: true })
+    await admin.connect()
+  })
+  afterAll(async () => {
+    const leftovers = await keysMatching(`${RUN_PREFIX}*`)
+    if (leftovers.length > 0) await admin.del(...leftovers)
+    await admin.quit()
+  })
+
+  async function keysMatching(pattern: string): Promise<string[]> {
+    const found: string[] = []
+    let cursor = '0'
+    do {
+      const [next, keys] = await admin.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+      found.push(...keys)
+      cursor = next
+    } while (cursor !== '0')
+    return found.sort()
+  }
+
+  for (const [name, connect] of Object.entries(CLIENTS)) {
+    storeContract({
+      name: `redis via ${name}`,
+      shared: true,
+      open: async () => {
+        const connection = await connect()
+        return { store: redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:contract:` }), close: connection.close }
+      },
+    })
+
+    describe(`redis via ${name}`, () => {
+      let connection: Connection
+      beforeAll(async () => {
+        connection = await connect()
+      })
+      afterAll(async () => {
+        await connection.close()
+      })
+      const exchange = () => `EX-${randomUUID()}`
+      const lease = (exchangeNumber: string, owner = randomUUID()) => ({ exchangeNumber, state: 'succeeded' as const, owner })
+
+      it('writes every key under the prefix, and after completion only the handled states', async () => {
+        const prefix = `${RUN_PREFIX}${name}:keys:`
+        const store = redisStore({ client: connection.client, prefix })
+        const ex = exchange()
+        const held = lease(ex)
+        expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('claimed')
+        const whileHeld = await keysMatching(`*${ex}*`)
+        expect(whileHeld).toHaveLength(1)
+        expect(await store.complete(held)).toBe(true)
+        const afterwards = await keysMatching(`*${ex}*`)
+        expect(afterwards).toHaveLength(1)
+        for (const key of [...whileHeld, ...afterwards]) expect(key.startsWith(prefix)).toBe(true)
+        expect(afterwards[0]).not.toBe(whileHeld[0])
+      })
+
+      it('keeps completed states for retentionMs (30 days by default) and holds leases for leaseMs', async () => {
+        const prefix = `${RUN_PREFIX}${name}:ttl:`
+        for (const [retentionMs, expected] of [[undefined, 30 * DAY_MS], [3_600_000, 3_600_000]] as const) {
+          const store = redisStore({ client: connection.client, prefix, retentionMs })
+          const held = lease(exchange())
+          await store.claim({ ...held, leaseMs: 30_000 })
+          const [leaseKey] = await keysMatching(`${prefix}*${held.exchangeNumber}*`)
+          const leasePttl = await admin.pttl(leaseKey!)
+          expect(leasePttl).toBeGreaterThan(0)
+          expect(leasePttl).toBeLessThanOrEqual(30_000)
+          expect(await store.complete(held)).toBe(true)
+          const [handledKey] = await keysMatching(`${prefix}*${held.exchangeNumber}*`)
+          const pttl = await admin.pttl(handledKey!)
+          expect(pttl).toBeGreaterThan(0)
+          expect(pttl).toBeLessThanOrEqual(expected)
+        }
+      })
+
+      it("lets the store's leaseMs override the receiver's, and tells busy claims the lease's remaining time", async () => {
+        const store = redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:lease:`, leaseMs: 5_000 })
+        const ex = exchange()
+        const held = lease(ex)
+        expect((await store.claim({ ...held, leaseMs: 600_000 })).outcome).toBe('claimed')
+        const other = await store.claim({ ...lease(ex), leaseMs: 600_000 })
+        expect(other.outcome).toBe('busy')
+        if (other.outcome === 'busy') {
+          expect(other.retryAfterMs).toBeGreaterThan(0)
+          expect(other.retryAfterMs).toBeLessThanOrEqual(5_000)
+        }
+        expect(await store.release(held)).toBe(true)
+      })
+
+      it('only the owner completes, and only for the state it claimed', async () => {
+        const store = redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:owner:` })
+        const ex = exchange()
+        const held = lease(ex)
+        await store.claim({ ...held, leaseMs: 30_000 })
+        expect(await store.complete({ ...held, state: 'failed' })).toBe(false)
+        expect(await store.release({ ...held, state: 'pending' })).toBe(false)
+        expect(await store.complete(held)).toBe(true)
+        expect(await store.complete(held)).toBe(false)
+      })
+
+      it('sends its scripts again when Redis forgot them (SCRIPT FLUSH, restart, failover)', async () => {
+        const store = redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:flush:` })
+        const held = lease(exchange())
+        await admin.script('FLUSH')
+        expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('claimed')
+        await admin.script('FLUSH')
+        expect(await store.complete(held)).toBe(true)
+        expect((await store.claim({ ...lease(held.exchangeNumber), leaseMs: 30_000 })).outcome).toBe('duplicate')
+      })
+    })
+  }
+
+  describe('two receivers sharing one Redis, as two processes would', () => {
+    const prefix = `${RUN_PREFIX}receivers:`
+    const connections: Connection[] = []
+    let stores: ReceiverStore[]
+    beforeAll(async () => {
+      // One on each client library: the key format and scripts must agree across them too.
+      connections.push(await CLIENTS.ioredis(), await CLIENTS['node-redis']())
+      stores = connections.map((connection) => redisStore({ client: connection.client, prefix }))
+    })
+    afterAll(async () => {
+      await Promise.all(connections.map((connection) => connection.close()))
+    })
+
+    /** Handler runs per exchange_number, kept outside both receivers as a database would. */
+    function pair(leaseMs: (number | undefined)[] = []): { receivers: Receiver[]; runs: Map<string, number>; hold: Hold } {
+      const runs = new Map<string, number>()
+      const hold = new Hold()
+      const receivers = stores.map((store, i) => {
+        const receiver = createReceiver({ checksumToken: TOKEN, store, leaseMs: leaseMs[i] })
+        receiver.on('payment.succeeded', async (event) => {
+          runs.set(event.payment.exchangeNumber, (runs.get(event.payment.exchangeNumber) ?? 0) + 1)
+          await hold.pass()
+        })
+        return receiver
+      })
+      return { receivers, runs, hold }
+    }
+
+    function deliver(receiver: Receiver, signed: { body: string; contentType: string }): Promise<ReceiverResponse> {
+      return receiver.handle({ kind: 'callback', body: Buffer.from(signed.body), contentType: signed.contentType })
+    }
+
+    it('runs the handler exactly once when the same callback reaches both at once', async () => {
+      const { receivers, runs } = pair()
+      const payments = Array.from({ length: 25 }, () => samplePaymentFields())
+      const signed = payments.map((fields) => signCallback(fields, TOKEN))
+      const responses = await Promise.all(signed.flatMap((body) => receivers.map((receiver) => deliver(receiver, body))))
+      for (const response of responses) expect([200, 409]).toContain(response.status)
+      for (const body of signed) for (const receiver of receivers) expect((await deliver(receiver, body)).outcome).toBe('duplicate')
+      expect([...runs.values()]).toEqual(payments.map(() => 1))
+      expect(new Set(runs.keys())).toEqual(new Set(payments.map((fields) => fields.exchange_number)))
+    })
+
+    it('answers 409 with Retry-After while the other receiver is still running the handler', async () => {
+      const { receivers, runs, hold } = pair()
+      const [first, second] = receivers as [Receiver, Receiver]
+      const signed = signCallback(samplePaymentFields(), TOKEN)
+      const entered = hold.close()
+      const slow = deliver(first, signed)
+      await entered
+      const busy = await deliver(second, signed)
+      expect(busy).toMatchObject({ status: 409, outcome: 'busy', error: { code: 'in_progress' } })
+      expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+      hold.open()
+      expect(await slow).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await deliver(second, signed)).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect([...runs.values()]).toEqual([1])
+    })
+
+    it('lets the other receiver take over an expired lease; the first then cannot complete it', async () => {
+      // Only the first run's lease is short, so a slow machine cannot make the takeover itself lose its lease.
+      const { receivers, runs, hold } = pair([200])
+      const [first, second] = receivers as [Receiver, Receiver]
+      const fields = samplePaymentFields()
+      const signed = signCallback(fields, TOKEN)
+      const entered = hold.close()
+      const stuck = deliver(first, signed)
+      await entered
+      const pattern = `${prefix}*${String(fields.exchange_number)}*lease*`
+      for (let i = 0; i < 250 && (await keysMatching(pattern)).length > 0; i++) await sleep(20)
+      expect(await keysMatching(pattern)).toEqual([])
+      // The first run is still inside its handler; this delivery runs the handler again, to completion.
+      expect(await deliver(second, signed)).toMatchObject({ status: 200, outcome: 'processed' })
+      hold.open()
+      expect(await stuck).toMatchObject({ status: 500, outcome: 'failed', error: { code: 'lease_lost' } })
+      expect(await deliver(first, signed)).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect(runs.get(String(fields.exchange_number))).toBe(2)
+    })
+  })
+})
+
+/** Holds the first handler run that enters after close() until open(); the others pass straight through. */
+class Hold {
+  private gate: Promise<void> | undefined
+  private release = () => {}
+  private signal = () => {}
+
+  close(): Promise<void> {
+    this.gate = new Promise((resolve) => {
+      this.release = resolve
+    })
+    return new Promise((resolve) => {
+      this.signal = resolve
+    })
+  }
+
+  open(): void {
+    this.release()
+  }
+
+  async pass(): Promise<void> {
+    const gate = this.gate
+    if (gate === undefined) return
+    this.gate = undefined
+    this.signal()
+    await gate
+  }
+}

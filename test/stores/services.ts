@@ -1,0 +1,62 @@
+import { connect } from 'node:net'
+
+/**
+ * Where the store tests find their services, and what happens when one is missing: locally a loud warning and
+ * the suite skips (so `npm test` works on a laptop without Redis or PostgreSQL); under CI a missing service is a
+ * failure, because a skipped store suite there would pass without testing anything.
+ */
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+
+const DEFAULT_PORTS: Record<string, number> = { 'redis:': 6379, 'rediss:': 6379, 'postgres:': 5432, 'postgresql:': 5432 }
+const PROBE_TIMEOUT_MS = 2_000
+
+/** The URL without its password, fit for a warning. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url)
+    if (parsed.password !== '') parsed.password = '***'
+    return parsed.toString()
+  } catch {
+    return '(unparsable URL)'
+  }
+}
+
+function probe(url: string): Promise<string | undefined> {
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return Promise.resolve('the URL does not parse')
+  }
+  // libpq-style URLs may name a Unix socket directory in ?host=.
+  const socketDir = parsed.searchParams.get('host')
+  const port = Number(parsed.port || DEFAULT_PORTS[parsed.protocol] || 0)
+  const target = socketDir?.startsWith('/')
+    ? { path: `${socketDir}/.s.PGSQL.${port}` }
+    : { host: parsed.hostname.replace(/^\[|\]$/g, '') || '127.0.0.1', port }
+  return new Promise((resolve) => {
+    const socket = connect(target)
+    const done = (problem: string | undefined) => {
+      socket.destroy()
+      resolve(problem)
+    }
+    socket.setTimeout(PROBE_TIMEOUT_MS, () => done(`no answer within ${PROBE_TIMEOUT_MS} ms`))
+    socket.once('connect', () => done(undefined))
+    socket.once('error', (error: NodeJS.ErrnoException) => done(error.code ?? error.message))
+  })
+}
+
+/**
+ * Whether `name` answers at `url` (a TCP connection is enough: the suite itself reports anything deeper).
+ * Use with top-level await and `describe.skipIf(!available)`. Throws under CI when the service is missing.
+ */
+export async function serviceAvailable(name: string, url: string): Promise<boolean> {
+  const problem = await probe(url)
+  if (problem === undefined) return true
+  const message = `${name} is not reachable at ${redactUrl(url)} (${problem})`
+  if (process.env.CI) throw new Error(`${message}; CI is set, so the ${name} store tests fail instead of skipping`)
+  const bar = '!'.repeat(100)
+  console.warn(`\n${bar}\n!! SKIPPING the ${name} store tests: ${message}.\n!! Start ${name} or set the URL to run them.\n${bar}\n`)
+  return false
+}
