@@ -29,12 +29,11 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 
 function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
   return async (request) => {
-    const delivery = {
-      kind,
-      contentType: request.headers.get('content-type'),
-      query: new URL(request.url).search,
-      readBody: (limit: number) => readLimited(request, limit),
-    }
+    const base = { kind, contentType: request.headers.get('content-type'), query: new URL(request.url).search }
+    // A fetch body can be read only once: when the app read it first, explain that instead of failing the read.
+    const delivery = request.bodyUsed
+      ? { ...base, consumedBy: 'request.formData(), request.text() or request.json() before fpx-collect (read a request.clone() there instead)' }
+      : { ...base, readBody: (limit: number) => readLimited(request, limit) }
     const answer = await answerDelivery(receiver, delivery, redirect, request)
     return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
   }

@@ -1,5 +1,10 @@
 import { execFileSync } from 'node:child_process'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
+
+// These tests import the built files, as users do: build them first (only this file needs dist/).
+beforeAll(() => {
+  execFileSync(process.execPath, ['node_modules/tsup/dist/cli-default.js', '--silent'], { stdio: 'inherit' })
+}, 120_000)
 
 /**
  * Imports every subpath from the built package by its public name, in a separate Node process, once as ESM
@@ -12,6 +17,8 @@ const SUBPATHS: Record<string, string[]> = {
   'fpx-collect/koa': ['fpxCallback', 'fpxRedirect'],
   'fpx-collect/fastify': ['fpxCollect', 'default'],
   'fpx-collect/web': ['fpxCallback', 'fpxRedirect'],
+  'fpx-collect/redis': ['redisStore'],
+  'fpx-collect/postgres': ['postgresStore'],
 }
 
 function run(format: 'esm' | 'cjs', source: string): string {

@@ -1,0 +1,129 @@
+import express5 from 'express'
+import express4 from 'express4'
+import { describe, expect, it } from 'vitest'
+import { fpxCallback, fpxRedirect } from '../../adapters/express.js'
+import type { Receiver } from '../../src/index.js'
+import {
+  type AnyRedirectOptions,
+  appsFor,
+  errorOf,
+  FORM,
+  installedVersion,
+  post,
+  serve,
+  signed,
+  tampered,
+} from './harness.js'
+import { adapterContract } from './contract.js'
+
+type Express = typeof express5
+type App = ReturnType<Express>
+
+const versions: [string, Express, number][] = [
+  ['express4', express4, 4],
+  ['express', express5, 5],
+]
+
+describe.each(versions)('%s adapter', (name, express, major) => {
+  it(`runs on Express ${major}`, () => {
+    expect(installedVersion(name).split('.')[0]).toBe(String(major))
+  })
+
+  /** The payment routes, after whatever the app mounted before them. */
+  const withRoutes = (app: App, receiver: Receiver, redirect: AnyRedirectOptions): App => {
+    app.post('/fpx/callback', fpxCallback(receiver))
+    app.post('/fpx/redirect', fpxRedirect(receiver, redirect))
+    return app
+  }
+
+  describe('contract', () => {
+    adapterContract((receiver, redirect) => serve(withRoutes(express(), receiver, redirect)))
+  })
+
+  describe('behind a body parser', () => {
+    /** The app's own parser, mounted for every route before the payment routes: the usual mistake. */
+    const behind = (parser: () => ReturnType<Express['json']>) =>
+      appsFor((receiver, redirect) => {
+        const app = express()
+        app.use(parser())
+        return serve(withRoutes(app, receiver, redirect))
+      })
+
+    const urlencoded = behind(() => express.urlencoded({ extended: false }))
+    const json = behind(() => express.json())
+    const keptRaw = behind(() =>
+      express.urlencoded({
+        extended: false,
+        // Object.assign: koa.test.ts loads @koa/bodyparser, whose types declare IncomingMessage.rawBody a string.
+        verify: (request, _response, buffer) => void Object.assign(request, { rawBody: buffer }),
+      }),
+    )
+    const raw = behind(() => express.raw({ type: '*/*' }))
+
+    it('answers 500 naming express.urlencoded() and the fix when it spent the stream', async () => {
+      const { url, runs } = await urlencoded({ successUrl: '/paid' })
+      const reply = await post(url, '/fpx/callback', signed())
+      expect(reply.status).toBe(500)
+      const error = errorOf(reply)
+      expect(error.code).toBe('body_already_parsed')
+      expect(error.message).toContain('express.urlencoded()')
+      expect(error.message).toContain('Mount the fpx-collect route before that body parser')
+      expect(error.message).toContain('req.rawBody')
+      // The browser gets a page, not the JSON meant for developers.
+      const browser = await post(url, '/fpx/redirect', signed())
+      expect(browser.status).toBe(500)
+      expect(browser.headers['content-type']).toMatch(/^text\/html/)
+      expect(browser.headers.location).toBeUndefined()
+      expect(runs).toHaveLength(0)
+    })
+
+    it('answers 500 naming express.json() when it parsed a JSON callback, and leaves form callbacks alone', async () => {
+      const { url, runs } = await json()
+      const reply = await post(url, '/fpx/callback', signed(undefined, { format: 'json' }))
+      expect(reply.status).toBe(500)
+      const error = errorOf(reply)
+      expect(error.code).toBe('body_already_parsed')
+      expect(error.message).toContain('express.json()')
+      expect(error.message).toContain('Mount the fpx-collect route before')
+      expect(runs).toHaveLength(0)
+      // express.json() does not read form bodies, so the adapter still gets the untouched stream.
+      const form = await post(url, '/fpx/callback', signed())
+      expect([form.status, form.text]).toEqual([200, 'OK'])
+      expect(runs).toHaveLength(1)
+    })
+
+    it('verifies the raw buffer express.urlencoded() kept as req.rawBody', async () => {
+      const { url, runs } = await keptRaw({ successUrl: '/paid' })
+      const delivery = signed()
+      expect(await post(url, '/fpx/callback', delivery)).toMatchObject({ status: 200, text: 'OK' })
+      expect(await post(url, '/fpx/callback', delivery)).toMatchObject({ status: 200, text: 'OK' })
+      const forged = await post(url, '/fpx/callback', { body: tampered(signed().body), contentType: FORM })
+      expect(forged.status).toBe(401)
+      expect(errorOf(forged).code).toBe('checksum_mismatch')
+      const browser = await post(url, '/fpx/redirect', signed())
+      expect([browser.status, browser.headers.location]).toEqual([303, '/paid'])
+      expect(runs.map((run) => run.delivery)).toEqual(['callback', 'redirect'])
+    })
+
+    it("verifies express.raw()'s Buffer body", async () => {
+      const { url, runs } = await raw()
+      expect(await post(url, '/fpx/callback', signed())).toMatchObject({ status: 200, text: 'OK' })
+      expect(await post(url, '/fpx/callback', signed(undefined, { format: 'json' }))).toMatchObject({ status: 200, text: 'OK' })
+      const forged = await post(url, '/fpx/callback', { body: tampered(signed().body), contentType: FORM })
+      expect(forged.status).toBe(401)
+      expect(runs).toHaveLength(2)
+    })
+
+    it('answers every request behind a parser, never leaving one hanging', async () => {
+      const { url: spent } = await urlencoded()
+      const { url: kept } = await keptRaw()
+      const requests = [spent, kept, spent, kept].flatMap((url) => [
+        post(url, '/fpx/callback', signed()),
+        post(url, '/fpx/callback', { ...signed(), chunked: true }),
+        post(url, '/fpx/redirect', signed()),
+      ])
+      const statuses = (await Promise.all(requests)).map((reply) => reply.status)
+      expect(statuses).toEqual([500, 500, 500, 200, 200, 200, 500, 500, 500, 200, 200, 200])
+    })
+  })
+})

@@ -1,0 +1,168 @@
+import type { RequestListener } from 'node:http'
+import { Readable } from 'node:stream'
+import { describe, expect, it } from 'vitest'
+import { fpxCallback, fpxRedirect, type WebHandler } from '../../adapters/web.js'
+import { samplePaymentFields } from '../../src/testing.js'
+import { adapterContract } from './contract.js'
+import { FORM, MAX_BODY_BYTES, oversizeBody, pendingFields, recordedReceiver, serve, signed, tampered } from './harness.js'
+
+/** Headers that describe the Node connection, not the message; the fetch Request sets its own framing. */
+const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host'])
+
+/** A tiny fetch-API server on node:http, as Hono's or Next.js's Node adapters do it. */
+function bridge(routes: Record<string, WebHandler>): RequestListener {
+  return (incoming, outgoing) => {
+    const url = new URL(incoming.url ?? '/', `http://${incoming.headers.host ?? '127.0.0.1'}`)
+    const handler = routes[url.pathname]
+    if (handler === undefined || incoming.method !== 'POST') {
+      outgoing.writeHead(404).end()
+      return
+    }
+    const headers = new Headers()
+    for (const [name, value] of Object.entries(incoming.headers))
+      if (typeof value === 'string' && !CONNECTION_HEADERS.has(name)) headers.set(name, value)
+    const body = Readable.toWeb(incoming) as ReadableStream<Uint8Array>
+    handler(new Request(url, { method: 'POST', headers, body, duplex: 'half' })).then(
+      async (response) => {
+        outgoing.statusCode = response.status
+        response.headers.forEach((value, name) => outgoing.setHeader(name, value))
+        outgoing.end(Buffer.from(await response.arrayBuffer()))
+      },
+      (error: unknown) => outgoing.writeHead(500).end(String(error)),
+    )
+  }
+}
+
+describe('web adapter over HTTP', () => {
+  adapterContract((receiver, redirect) =>
+    serve(bridge({ '/fpx/callback': fpxCallback(receiver), '/fpx/redirect': fpxRedirect(receiver, redirect) })),
+  )
+})
+
+describe('web adapter called with Request objects', () => {
+  const ORIGIN = 'https://shop.example.test'
+
+  function request(path: string, init: { body?: string | ReadableStream<Uint8Array> | null; contentType?: string } = {}): Request {
+    const headers = init.contentType === undefined ? undefined : { 'content-type': init.contentType }
+    const streaming = init.body instanceof ReadableStream ? { duplex: 'half' as const } : {}
+    return new Request(`${ORIGIN}${path}`, { method: 'POST', body: init.body ?? null, headers, ...streaming })
+  }
+
+  /** A long body that records how far it was read: past the limit, the reader should stop and cancel it. */
+  function long(): { stream: ReadableStream<Uint8Array>; pulled: () => number; cancelled: () => boolean } {
+    const piece = new TextEncoder().encode(`${signed().body}&`)
+    let pulls = 0
+    let cancelled = false
+    const stream = new ReadableStream<Uint8Array>({
+      pull: (controller) => {
+        pulls += 1
+        if (pulls > 10_000) controller.close()
+        else controller.enqueue(piece)
+      },
+      cancel: () => void (cancelled = true),
+    })
+    return { stream, pulled: () => pulls, cancelled: () => cancelled }
+  }
+
+  it('answers a signed callback 200 OK once, a duplicate 200, a tampered one 401', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const callback = fpxCallback(receiver)
+    const delivery = signed()
+    const first = await callback(request('/fpx/callback', delivery))
+    expect([first.status, await first.text(), first.headers.get('content-type')]).toEqual([200, 'OK', 'text/plain; charset=utf-8'])
+    const again = await callback(request('/fpx/callback', delivery))
+    expect([again.status, await again.text()]).toEqual([200, 'OK'])
+    const forged = await callback(request('/fpx/callback', { body: tampered(signed().body), contentType: FORM }))
+    expect(forged.status).toBe(401)
+    expect(await forged.json()).toMatchObject({ error: { code: 'checksum_mismatch' } })
+    expect(runs).toHaveLength(1)
+  })
+
+  it('verifies a JSON callback and a streamed body', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const callback = fpxCallback(receiver)
+    expect((await callback(request('/fpx/callback', signed(undefined, { format: 'json' })))).status).toBe(200)
+    const delivery = signed()
+    const bytes = new TextEncoder().encode(delivery.body)
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let at = 0; at < bytes.length; at += 100) controller.enqueue(bytes.subarray(at, at + 100))
+        controller.close()
+      },
+    })
+    expect((await callback(request('/fpx/callback', { body: stream, contentType: FORM }))).status).toBe(200)
+    expect(runs).toHaveLength(2)
+  })
+
+  it('refuses an oversize body with 413, reading a stream no further than the limit', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const callback = fpxCallback(receiver)
+    const declared = await callback(request('/fpx/callback', { body: oversizeBody(), contentType: FORM }))
+    const body = long()
+    const streamed = await callback(request('/fpx/callback', { body: body.stream, contentType: FORM }))
+    for (const response of [declared, streamed]) {
+      expect(response.status).toBe(413)
+      expect(await response.json()).toMatchObject({ error: { code: 'body_too_large', message: `the body is larger than ${MAX_BODY_BYTES} bytes` } })
+    }
+    expect(body.pulled()).toBeLessThan(20)
+    expect(body.cancelled()).toBe(true)
+    expect(runs).toHaveLength(0)
+  })
+
+  it('refuses other content types with 415', async () => {
+    const { receiver } = recordedReceiver()
+    const response = await fpxCallback(receiver)(request('/fpx/callback', { body: signed().body, contentType: 'multipart/form-data; boundary=x' }))
+    expect(response.status).toBe(415)
+  })
+
+  it('takes the fields from the query string when there is no body', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const fields = samplePaymentFields()
+    const response = await fpxCallback(receiver)(request(`/fpx/callback?${signed(fields).body}`))
+    expect([response.status, await response.text()]).toEqual([200, 'OK'])
+    expect(runs.map((run) => run.payment.orderNumber)).toEqual([fields.order_number])
+  })
+
+  it('explains a body the app already read instead of calling it malformed', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const used = request('/fpx/callback', signed())
+    await used.formData()
+    const response = await fpxCallback(receiver)(used)
+    expect(response.status).toBe(500)
+    const { error } = (await response.json()) as { error: { code: string; message: string } }
+    expect(error.code).toBe('body_already_parsed')
+    expect(error.message).toContain('request.formData()')
+    expect(runs).toHaveLength(0)
+  })
+
+  it('redirects with 303 and no body, after the callback without a second run', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const redirect = fpxRedirect(receiver, { successUrl: `${ORIGIN}/paid`, pendingUrl: (payment) => `/wait/${payment.exchangeNumber}` })
+    const delivery = signed()
+    expect((await fpxCallback(receiver)(request('/fpx/callback', delivery))).status).toBe(200)
+    const paid = await redirect(request('/fpx/redirect', delivery))
+    expect([paid.status, paid.headers.get('location'), paid.body]).toEqual([303, `${ORIGIN}/paid`, null])
+    const fields = pendingFields()
+    const pending = await redirect(request('/fpx/redirect', signed(fields)))
+    expect([pending.status, pending.headers.get('location')]).toEqual([303, `/wait/${fields.exchange_number}`])
+    expect(runs.map((run) => [run.state, run.delivery])).toEqual([
+      ['succeeded', 'callback'],
+      ['pending', 'redirect'],
+    ])
+  })
+
+  it('shows the result page, or an HTML error page for a forged redirect, and passes the Request to onResult', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const page = await fpxRedirect(receiver)(request('/fpx/redirect', signed(samplePaymentFields({ order_number: 'A&B<1>' }))))
+    expect([page.status, page.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8'])
+    expect(await page.text()).toContain('A&#38;B&#60;1&#62;')
+    const forged = await fpxRedirect(receiver)(request('/fpx/redirect', { body: tampered(signed().body), contentType: FORM }))
+    expect([forged.status, forged.headers.get('content-type')]).toEqual([401, 'text/html; charset=utf-8'])
+    expect(await forged.text()).toContain('could not be verified')
+    const seen: string[] = []
+    const own = fpxRedirect(receiver, { onResult: (result, context) => (seen.push(context.url), { body: result.response.outcome }) })
+    expect(await (await own(request('/fpx/redirect?from=bank', signed()))).text()).toBe('processed')
+    expect(seen).toEqual([`${ORIGIN}/fpx/redirect?from=bank`])
+    expect(runs).toHaveLength(2)
+  })
+})
