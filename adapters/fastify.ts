@@ -1,15 +1,13 @@
 /**
  * Fastify 4 and 5: `app.register(fpxCollect, { receiver, callbackPath: '/fpx/callback', redirectPath: '/fpx/redirect' })`.
- * The plugin is encapsulated: inside it, and only there, every body reaches the receiver as the untouched
- * stream, so it neither leaks a parser into the app nor clashes with the app's own (@fastify/formbody, JSON).
+ * The plugin is encapsulated: inside it, and only there, every body reaches the receiver as raw bytes, so it
+ * neither leaks a parser into the app nor clashes with the app's own (@fastify/formbody, JSON).
  * @module fpx-collect/fastify
  */
-import type { Readable } from 'node:stream'
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import getRawBody from 'raw-body'
-import type { Delivery, Receiver } from '../src/receiver.js'
-import { answerDelivery, type RedirectOptions } from '../src/redirect.js'
+import type { Delivery, DeliveryKind, Receiver } from '../src/receiver.js'
+import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
 
 export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
   receiver: Receiver
@@ -25,27 +23,42 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   const { receiver, callbackPath = '/fpx/callback', redirectPath = '/fpx/redirect', prefix: _prefix, ...redirect } = options
   if (typeof receiver?.handle !== 'function') throw new TypeError('fpx-collect: the receiver option is required (createReceiver(...))')
   fastify.removeAllContentTypeParsers()
-  fastify.addContentTypeParser('*', (_request: FastifyRequest, payload: Readable, done: (error: Error | null, body?: unknown) => void) => {
-    done(null, payload)
+  // Fastify reads the bytes itself, within the receiver's limit; the receiver judges the content type.
+  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes }, (_request, body, done) => {
+    done(null, body)
   })
 
-  const route = (kind: 'callback' | 'redirect') => async (request: FastifyRequest, reply: FastifyReply) => {
+  const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
     const url = request.raw.url ?? ''
     const queryStart = url.indexOf('?')
-    const stream = request.body as Readable | undefined
-    const length = request.headers['content-length'] ?? null
-    const delivery: Delivery = {
+    const body = request.body
+    return {
       kind,
       contentType: request.headers['content-type'] ?? null,
       query: queryStart < 0 ? '' : url.slice(queryStart + 1),
-      ...(stream === undefined ? {} : { readBody: (limit: number) => getRawBody(stream, { limit, length }) }),
+      ...(body instanceof Uint8Array ? { body } : {}),
     }
-    const answer = await answerDelivery(receiver, delivery, kind === 'redirect' ? redirect : undefined, request)
-    return reply.code(answer.status).headers(answer.headers).send(answer.body)
   }
+  const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
 
-  fastify.post(callbackPath, route('callback'))
-  if (redirectPath !== false) fastify.post(redirectPath, route('redirect'))
+  // Fastify refuses an oversize or malformed body before the route runs; the receiver still writes the answer,
+  // so it looks the same as everywhere else (JSON for callbacks, a page for redirects).
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
+    const kind = (request.routeOptions.config as { fpxKind?: DeliveryKind }).fpxKind
+    if (kind === undefined || error.statusCode === undefined || error.statusCode >= 500) throw error
+    const readBody = () => Promise.reject(Object.assign(new Error(error.message), { status: error.statusCode }))
+    const delivery: Delivery = { ...deliveryOf(request, kind), readBody }
+    return send(reply, await answerDelivery(receiver, delivery, kind === 'redirect' ? redirect : undefined, request))
+  })
+
+  const route = (path: string, kind: DeliveryKind) => {
+    fastify.post(path, { config: { fpxKind: kind } }, async (request: FastifyRequest, reply: FastifyReply) => {
+      const answer = await answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request)
+      return send(reply, answer)
+    })
+  }
+  route(callbackPath, 'callback')
+  if (redirectPath !== false) route(redirectPath, 'redirect')
 }
 
 export const fpxCollect = fp(fpxCollectPlugin, { name: 'fpx-collect', fastify: '4.x || 5.x', encapsulate: true })

@@ -10,8 +10,9 @@ interface Lease {
   readonly owner: string
   readonly state: PaymentState
   readonly expiresAt: number
-  readonly settle: () => void
-  readonly settled: Promise<void>
+  /** Made only when a duplicate waits: most leases end with nobody waiting. */
+  settled?: Promise<void>
+  settle?: () => void
 }
 
 interface PaymentRecord {
@@ -32,8 +33,19 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const records = new Map<string, PaymentRecord>()
   let operations = 0
 
+  // Records are re-inserted whenever they are touched, so the map runs from the oldest expiry to the newest
+  // and a sweep stops at the first record still kept instead of walking every payment of the last 30 days.
   function sweep(now: number): void {
-    for (const [key, record] of records) if (isForgotten(record, now)) records.delete(key)
+    for (const [key, record] of records) {
+      if (record.expiresAt > now) return
+      if (isForgotten(record, now)) records.delete(key)
+    }
+  }
+
+  function touch(exchangeNumber: string, record: PaymentRecord): void {
+    record.expiresAt = Date.now() + retentionMs
+    records.delete(exchangeNumber)
+    records.set(exchangeNumber, record)
   }
 
   /** Past retention and not held by a live lease. */
@@ -47,11 +59,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     return held !== undefined && held.owner === lease.owner && held.state === lease.state ? record : undefined
   }
 
-  function endLease(record: PaymentRecord): void {
+  function endLease(exchangeNumber: string, record: PaymentRecord): void {
     const lease = record.lease
     record.lease = undefined
-    record.expiresAt = Date.now() + retentionMs
-    lease?.settle()
+    touch(exchangeNumber, record)
+    lease?.settle?.()
   }
 
   return {
@@ -60,7 +72,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (++operations % SWEEP_EVERY === 0) sweep(now)
       let record = records.get(request.exchangeNumber)
       if (record !== undefined && isForgotten(record, now)) {
-        record.lease?.settle()
+        record.lease?.settle?.()
         record = undefined
       }
       if (record === undefined) {
@@ -68,18 +80,16 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
         records.set(request.exchangeNumber, record)
       }
       const lease = record.lease
-      if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner)
+      if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner) {
+        lease.settled ??= new Promise<void>((resolve) => (lease.settle = resolve))
         return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
+      }
       const current = currentState(record.handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
       if (record.handled.has(request.state)) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
-      lease?.settle()
-      let settle!: () => void
-      const settled = new Promise<void>((resolve) => {
-        settle = resolve
-      })
-      record.lease = { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, settle, settled }
+      lease?.settle?.()
+      record.lease = { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs }
       return { outcome: 'claimed', previousState: current }
     },
 
@@ -87,14 +97,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const record = heldBy(lease)
       if (record === undefined) return false
       record.handled.add(lease.state)
-      endLease(record)
+      endLease(lease.exchangeNumber, record)
       return true
     },
 
     async release(lease: LeaseRef): Promise<boolean> {
       const record = heldBy(lease)
       if (record === undefined) return false
-      endLease(record)
+      endLease(lease.exchangeNumber, record)
       return true
     },
   }

@@ -65,6 +65,8 @@ export interface Receiver<TTransaction = undefined> {
   handle(delivery: Delivery): Promise<ReceiverResponse>
   /** Parse and verify only: no store, no handlers. Throws ReceiverError. */
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
+  /** The body limit, for adapters whose framework reads the body itself. */
+  readonly maxBodyBytes: number
 }
 
 const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
@@ -73,21 +75,26 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   failed: 'payment.failed',
 }
 
-function acknowledged(outcome: Outcome, payment: Payment): ReceiverResponse {
-  return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK', outcome, payment }
-}
-
-function refused(error: ReceiverError, outcome: Outcome, payment?: Payment): ReceiverResponse {
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
-  const body = JSON.stringify({ error: { code: error.code, message: error.message } })
-  const response: ReceiverResponse = { status: error.status, headers, body, outcome, error: { code: error.code, message: error.message } }
-  if (payment !== undefined) response.payment = payment
+/** The typed payment is built only if someone reads it: most answers go out without anyone looking. */
+function withPayment(response: ReceiverResponse, verified: VerifiedPayment | undefined): ReceiverResponse {
+  if (verified !== undefined) Object.defineProperty(response, 'payment', { get: () => verified.payment, enumerable: true })
   return response
 }
 
-function busy(retryAfterMs: number, payment: Payment): ReceiverResponse {
+function acknowledged(outcome: Outcome, verified: VerifiedPayment): ReceiverResponse {
+  return withPayment({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK', outcome }, verified)
+}
+
+function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPayment): ReceiverResponse {
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
+  const body = JSON.stringify({ error: { code: error.code, message: error.message } })
+  const response: ReceiverResponse = { status: error.status, headers, body, outcome, error: { code: error.code, message: error.message } }
+  return withPayment(response, verified)
+}
+
+function busy(retryAfterMs: number, verified: VerifiedPayment): ReceiverResponse {
   const error = new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later')
-  const response = refused(error, 'busy', payment)
+  const response = refused(error, 'busy', verified)
   response.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
   return response
 }
@@ -116,13 +123,15 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   if (!(Number.isInteger(leaseMs) && leaseMs > 0)) throw new TypeError('leaseMs must be a positive integer')
   // Deliveries this receiver is handling now, by exchange_number: a shared store cannot tell that the lease
   // holder is in this very process, but the receiver can, and then waits instead of answering 409.
-  const inFlight = new Map<string, Promise<void>>()
+  const inFlight = new Map<string, { waiting?: Promise<void>; wake?: () => void }>()
+  // Lease owners need only be unique: one random id per receiver and a counter cost less than a UUID each.
+  const ownerPrefix = `${randomUUID()}:`
+  let deliveries = 0
 
   async function dispatch(verified: VerifiedPayment, kind: DeliveryKind): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    const payment = verified.payment
-    const lease = { exchangeNumber, state, owner: randomUUID() }
-    const log = { exchangeNumber, orderNumber: payment.orderNumber, state, delivery: kind }
+    const lease = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries) }
+    const log = { exchangeNumber, state, delivery: kind }
     const waitUntil = Date.now() + leaseMs
     let previousState: PaymentState | null
     let transaction: TTransaction | undefined
@@ -132,14 +141,14 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         claim = await store.claim({ ...lease, leaseMs })
       } catch (error) {
         logger.error({ ...log, err: error }, 'the store failed to claim the payment')
-        const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', payment)
+        const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
         response.headers['retry-after'] = '5'
         return response
       }
-      if (claim.outcome === 'duplicate') return acknowledged('duplicate', payment)
+      if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
       if (claim.outcome === 'stale') {
         logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
-        return acknowledged('stale', payment)
+        return acknowledged('stale', verified)
       }
       if (claim.outcome === 'claimed') {
         previousState = claim.previousState
@@ -149,18 +158,20 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       const remaining = waitUntil - Date.now()
       // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
       // when they run in this process, otherwise let the sender retry.
-      const settled = claim.settled ?? inFlight.get(exchangeNumber)
-      if (settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, payment)
+      const local = inFlight.get(exchangeNumber)
+      if (local !== undefined) local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
+      const settled = claim.settled ?? local?.waiting
+      if (settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, verified)
       await waitFor(settled, remaining)
     }
 
-    let settle!: () => void
-    inFlight.set(exchangeNumber, new Promise<void>((resolve) => (settle = resolve)))
+    const running: { waiting?: Promise<void>; wake?: () => void } = {}
+    inFlight.set(exchangeNumber, running)
     try {
       return await runHandlers(verified, kind, lease, previousState, transaction)
     } finally {
       inFlight.delete(exchangeNumber)
-      settle()
+      running.wake?.()
     }
   }
 
@@ -172,8 +183,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     transaction: TTransaction | undefined,
   ): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    const payment = verified.payment
-    const log = { exchangeNumber, orderNumber: payment.orderNumber, state, delivery: kind }
+    const log = { exchangeNumber, state, delivery: kind }
 
     const name = EVENT_NAMES[state]
     const event: PaymentEvent<TTransaction> = {
@@ -182,34 +192,40 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       state,
       previousState,
       delivery: kind,
-      payment,
-      fields: verified.fields,
+      get payment() {
+        return verified.payment
+      },
+      get fields() {
+        return verified.fields
+      },
       rendering: verified.rendering,
       transaction,
     }
     try {
-      for (const handler of [...handlers[name]]) await handler(event)
+      const list = handlers[name]
+      // A handler that removes itself while running must not make the next one skip.
+      for (const handler of list.length === 1 ? list : [...list]) await handler(event)
     } catch (error) {
       logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
       await store.release(lease).catch((releaseError: unknown) => {
         logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
       })
       const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
-      return refused(new ReceiverError('handler_failed', message), 'failed', payment)
+      return refused(new ReceiverError('handler_failed', message), 'failed', verified)
     }
     let completed: boolean
     try {
       completed = await store.complete(lease)
     } catch (error) {
       logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
-      return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', payment)
+      return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
     }
     if (!completed) {
       logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
-      return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', payment)
+      return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
     }
     logger.info(log, `handled ${name}`)
-    return acknowledged('processed', payment)
+    return acknowledged('processed', verified)
   }
 
   return {
@@ -247,5 +263,6 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     },
 
     verify: (delivery) => verifier.verify(delivery),
+    maxBodyBytes: verifier.maxBodyBytes,
   }
 }

@@ -62,7 +62,7 @@ export class VerifiedPayment {
 export class Verifier {
   private readonly lookup
   private readonly shapes = new ShapeCache()
-  private readonly maxBodyBytes: number
+  readonly maxBodyBytes: number
   private readonly logger: Logger
 
   constructor(options: VerifyOptions) {
