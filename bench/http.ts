@@ -1,0 +1,240 @@
+/**
+ * npm run bench:http — req/s and p99 latency of a payment callback route over real HTTP, in one run:
+ *   (a) the framework's own form parser plus the verification merchants write by hand today,
+ *   (b) fpx-collect's adapter with the memory store and a no-op handler,
+ *   (c) @octokit/webhooks' createNodeMiddleware verifying a same-size signed JSON payload, the best-known peer,
+ *       and, to compare with it like for like, (b) on bare node:http as well.
+ * Every request carries a body never sent to that server before, validly signed, so (b) never takes its
+ * duplicate path. Each server runs in a child process: with two cores and autocannon in this process, a server
+ * sharing the event loop with its own load generator measures the generator as much as the server.
+ *
+ * Environment: BENCH_DURATION (s, default 5), BENCH_CONNECTIONS (10), BENCH_WARMUP (s, 1), BENCH_BODIES (how many
+ * signed bodies to pre-generate; default from the duration), BENCH_ROUNDS (1; the best round of each scenario is
+ * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
+ * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child).
+ */
+import { fork } from 'node:child_process'
+import { availableParallelism } from 'node:os'
+import { fileURLToPath } from 'node:url'
+import autocannon from 'autocannon'
+import { callbackBodies, Feed, type Signed, webhookDeliveries } from './http-bodies.js'
+import {
+  CALLBACK_PATH,
+  CHECKSUM_TOKEN,
+  type FromServer,
+  type Scenario,
+  SCENARIOS,
+  type ServerStats,
+  startServer,
+  type ToServer,
+  WEBHOOK_PATH,
+  WEBHOOK_SECRET,
+} from './http-servers.js'
+
+function envNumber(name: string, fallback: number, min: number): number {
+  const text = process.env[name]
+  if (text === undefined || text === '') return fallback
+  const value = Number(text)
+  if (!(Number.isFinite(value) && value >= min)) throw new Error(`${name} must be a number >= ${min}, not "${text}"`)
+  return value
+}
+
+const DURATION = envNumber('BENCH_DURATION', 5, 1)
+const CONNECTIONS = Math.floor(envNumber('BENCH_CONNECTIONS', 10, 1))
+const WARMUP = envNumber('BENCH_WARMUP', 1, 0)
+// Generous: well above the fastest server measured on a 2-core machine (about 10k req/s), so nothing repeats.
+const BODIES = Math.floor(envNumber('BENCH_BODIES', Math.ceil((DURATION + WARMUP) * 20_000), 1))
+const ROUNDS = Math.floor(envNumber('BENCH_ROUNDS', 1, 1))
+const IN_PROCESS = process.env.BENCH_IN_PROCESS === '1'
+const PROFILE_DIR = process.env.BENCH_CPU_PROF
+const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
+const SERVERS_FILE = fileURLToPath(new URL('./http-servers.ts', import.meta.url))
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+interface ServerHandle {
+  port: number
+  stats(): Promise<ServerStats>
+  close(): Promise<void>
+}
+
+async function launch(scenario: Scenario): Promise<ServerHandle> {
+  if (IN_PROCESS) {
+    const server = await startServer(scenario)
+    return { port: server.port, stats: async () => server.stats(), close: () => server.close() }
+  }
+  const profile = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${scenario}.cpuprofile`]
+  const child = fork(SERVERS_FILE, [scenario], { cwd: ROOT, execArgv: ['--import', 'tsx', ...profile] })
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
+  const reply = <T extends FromServer['type']>(type: T, request?: ToServer) =>
+    new Promise<Extract<FromServer, { type: T }>>((resolve, reject) => {
+      const onMessage = (message: FromServer): void => {
+        if (message.type !== type) return
+        child.off('message', onMessage)
+        resolve(message as Extract<FromServer, { type: T }>)
+      }
+      child.on('message', onMessage)
+      void exited.then((code) => reject(new Error(`the ${scenario} server exited (code ${code}) before answering "${type}"`)))
+      if (request !== undefined) child.send(request)
+    })
+  const { port } = await reply('listening').catch((error: unknown) => {
+    child.kill()
+    throw error
+  })
+  return {
+    port,
+    stats: async () => (await reply('stats', { type: 'stats' })).stats,
+    close: async () => {
+      child.send({ type: 'close' } satisfies ToServer)
+      const code = await exited
+      if (code !== 0) throw new Error(`the ${scenario} server exited with code ${code}`)
+    },
+  }
+}
+
+function load(port: number, path: string, feed: Feed, seconds: number): Promise<autocannon.Result> {
+  return autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        path,
+        setupRequest: (request) => {
+          const next = feed.take()
+          return { ...request, headers: next.headers, body: next.body }
+        },
+      },
+    ],
+  })
+}
+
+interface Measured {
+  scenario: Scenario
+  result: autocannon.Result
+  /** Server CPU time per handled request, in µs; in-process it includes the load generator's. */
+  serverMicros: number
+  /** Share of one core the load generator used; near 100 % it, not the server, sets the pace. */
+  clientPercent: number
+  problems: string[]
+}
+
+async function measure(scenario: Scenario, requests: readonly Signed[]): Promise<Measured> {
+  const feed = new Feed(requests)
+  const path = scenario === 'octokit' ? WEBHOOK_PATH : CALLBACK_PATH
+  const server = await launch(scenario)
+  const problems: string[] = []
+  try {
+    const warm = WARMUP > 0 ? await load(server.port, path, feed, WARMUP) : undefined
+    const before = await server.stats()
+    const clientBefore = process.cpuUsage()
+    const result = await load(server.port, path, feed, DURATION)
+    const client = process.cpuUsage(clientBefore)
+    const after = await server.stats()
+    for (const [label, run] of [['warm-up', warm], ['run', result]] as const) {
+      if (run === undefined) continue
+      if (run.non2xx > 0) problems.push(`${label}: ${run.non2xx} non-2xx responses ${JSON.stringify(run.statusCodeStats)}`)
+      if (run.errors > 0) problems.push(`${label}: ${run.errors} connection errors (${run.timeouts} timeouts)`)
+      if (run.mismatches + run.resets > 0) problems.push(`${label}: ${run.mismatches} mismatches, ${run.resets} resets`)
+    }
+    if (result['2xx'] === 0) problems.push('no successful response at all')
+    // Each 200 follows a handler run, unless it was answered as a duplicate without one.
+    const ok = result['2xx'] + (warm?.['2xx'] ?? 0)
+    if (after.handled < ok) problems.push(`${ok} responses 200 but only ${after.handled} handler runs: not every delivery was fresh`)
+    if (feed.wrapped) problems.push(`ran out of the ${requests.length} pre-generated bodies and resent some; raise BENCH_BODIES`)
+    return {
+      scenario,
+      result,
+      serverMicros: (after.cpuMicros - before.cpuMicros) / Math.max(1, after.handled - before.handled),
+      clientPercent: ((client.user + client.system) / (result.duration * 1e6)) * 100,
+      problems,
+    }
+  } finally {
+    await server.close()
+  }
+}
+
+const LABELS: Record<Scenario, string> = {
+  'express-parser': 'Express 5 (a) express.urlencoded + naive',
+  'express-fpx': 'Express 5 (b) fpx-collect fpxCallback',
+  'koa-parser': 'Koa 3     (a) @koa/bodyparser + naive',
+  'koa-fpx': 'Koa 3     (b) fpx-collect fpxCallback',
+  'fastify-parser': 'Fastify 5 (a) @fastify/formbody + naive',
+  'fastify-fpx': 'Fastify 5 (b) fpx-collect plugin',
+  octokit: 'node:http (c) @octokit/webhooks middleware',
+  'node-fpx': 'node:http (b) fpx-collect, no framework',
+}
+
+const selected = SCENARIOS.filter((scenario) => ONLY === undefined || ONLY.includes(scenario))
+if (selected.length === 0) throw new Error(`BENCH_ONLY matches no scenario; use ${SCENARIOS.join(', ')}`)
+
+const started = performance.now()
+const forms = callbackBodies(BODIES, CHECKSUM_TOKEN)
+const formBytes = forms.reduce((sum, signed) => sum + signed.body.length, 0) / forms.length
+const webhooks = selected.includes('octokit') ? webhookDeliveries(BODIES, Math.round(formBytes), WEBHOOK_SECRET) : []
+console.log(
+  `Node ${process.version}, ${availableParallelism()} CPUs; ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s ` +
+    `per scenario, best of ${ROUNDS} round(s); servers ${IN_PROCESS ? 'in this process' : 'in child processes'}`,
+)
+console.log(
+  `${BODIES} signed callbacks (mean ${formBytes.toFixed(0)} bytes) and ${webhooks.length} webhook deliveries ` +
+    `(${webhooks[0]?.body.length ?? '-'} bytes) generated in ${((performance.now() - started) / 1000).toFixed(1)} s\n`,
+)
+
+// Rounds go through every scenario in turn, so a burst of load from elsewhere on the machine hits one round of
+// each rather than every round of one; the best round of each is kept.
+const best = new Map<Scenario, Measured>()
+const failed: Measured[] = []
+for (let round = 1; round <= ROUNDS; round++) {
+  for (const scenario of selected) {
+    const run = await measure(scenario, scenario === 'octokit' ? webhooks : forms)
+    const { result } = run
+    console.log(
+      `${ROUNDS > 1 ? `#${round} ` : ''}${LABELS[scenario].padEnd(43)} ${result.requests.average.toFixed(0).padStart(6)} req/s  ` +
+        `p99 ${String(result.latency.p99).padStart(3)} ms` +
+        `${IN_PROCESS ? '' : `  ${run.serverMicros.toFixed(0).padStart(4)} µs server CPU/req`}` +
+        `${run.problems.length > 0 ? '  FAILED' : ''}`,
+    )
+    if (run.problems.length > 0) failed.push(run)
+    const kept = best.get(scenario)
+    if (kept === undefined || result.requests.average > kept.result.requests.average) best.set(scenario, run)
+  }
+}
+
+const measured = selected.map((scenario) => best.get(scenario)!)
+console.log()
+console.table(
+  measured.map(({ scenario, result, serverMicros, clientPercent }) => ({
+    scenario: LABELS[scenario],
+    'req/s': Math.round(result.requests.average),
+    'p50 ms': result.latency.p50,
+    'p99 ms': result.latency.p99,
+    // In one process the two CPU figures cannot be told apart.
+    ...(IN_PROCESS ? {} : { 'server µs CPU/req': Math.round(serverMicros), 'client CPU %': Math.round(clientPercent) }),
+    '200s': result['2xx'],
+  })),
+)
+
+const ratios: [string, Scenario, Scenario, number][] = [
+  ['Express b/a', 'express-fpx', 'express-parser', 0.95],
+  ['Koa b/a', 'koa-fpx', 'koa-parser', 0.95],
+  ['Fastify b/a', 'fastify-fpx', 'fastify-parser', 0.95],
+  ['Fastify b/c', 'fastify-fpx', 'octokit', 1],
+  // Not a goal: both on bare node:http, so the framework's own cost is out of the comparison.
+  ['node:http b/c', 'node-fpx', 'octokit', Number.NaN],
+]
+for (const [name, ours, theirs, goal] of ratios) {
+  const [b, other] = [best.get(ours), best.get(theirs)]
+  if (b === undefined || other === undefined) continue
+  const ratio = b.result.requests.average / other.result.requests.average
+  // Less sensitive to other load on the machine than req/s: what each request cost the server's core.
+  const byCpu = IN_PROCESS ? '' : `, ${(other.serverMicros / b.serverMicros).toFixed(2)} by server CPU per request`
+  const verdict = Number.isNaN(goal) ? 'for comparison' : `goal >= ${goal.toFixed(2)}: ${ratio >= goal ? 'met' : 'NOT met'}`
+  console.log(`${name.padEnd(13)} = ${ratio.toFixed(2)} by req/s${byCpu} (${verdict})`)
+}
+
+for (const run of failed) console.error(`\n${run.scenario} FAILED:\n  ${run.problems.join('\n  ')}`)
+if (failed.length > 0) {
+  console.error('\nThe figures above are not valid: some requests were not answered 200 by a fresh delivery.')
+  process.exitCode = 1
+}
