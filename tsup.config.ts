@@ -8,6 +8,8 @@ export default defineConfig({
     koa: 'adapters/koa.ts',
     fastify: 'adapters/fastify.ts',
     web: 'adapters/web.ts',
+    redis: 'src/redis-store.ts',
+    postgres: 'src/postgres-store.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

@@ -1,0 +1,111 @@
+/*
+ * The SQL of the PostgreSQL store. Every statement is one round trip, uses the database clock (now()) for leases
+ * and retention so that processes with drifting clocks agree, and takes its durations in milliseconds as float8.
+ *
+ * One row per exchange_number:
+ *   handled           the payment states whose handlers completed;
+ *   lease_*           the delivery working on it now (a random owner token, the state it handles, until when);
+ *   expires_at        when the row may be forgotten (retention after the last completion or release), unless a
+ *                     live lease still holds it.
+ */
+
+export const DEFAULT_TABLE = 'fpx_collect'
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+// Room for the index name's suffix within PostgreSQL's 63-byte identifiers, which it would silently truncate.
+const MAX_TABLE_NAME = 63 - '_expires_at_idx'.length
+
+export interface TableName {
+  /** As written in SQL: quoted, schema-qualified when a schema was given. */
+  readonly sql: string
+  readonly indexSql: string
+}
+
+/** Parses `table` or `schema.table` (plain identifiers only: the name is spliced into SQL, so nothing else). */
+export function tableName(name: string): TableName {
+  const parts = typeof name === 'string' ? name.split('.') : []
+  const table = parts.at(-1) ?? ''
+  if (parts.length < 1 || parts.length > 2 || !parts.every((part) => IDENTIFIER.test(part)) || table.length > MAX_TABLE_NAME)
+    throw new TypeError(`table must be "name" or "schema.name" with letters, digits and _ (name at most ${MAX_TABLE_NAME} characters)`)
+  return {
+    sql: parts.map((part) => `"${part}"`).join('.'),
+    indexSql: `"${table}_expires_at_idx"`,
+  }
+}
+
+/** The schema, one statement per entry. sql/fpx-collect.sql is this for the default table name (a test keeps them equal). */
+export function schemaStatements(table: TableName): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${table.sql} (
+  exchange_number text PRIMARY KEY,
+  handled text[] NOT NULL DEFAULT '{}' CHECK (handled <@ ARRAY['pending', 'failed', 'succeeded']),
+  lease_owner text,
+  lease_state text CHECK (lease_state IN ('pending', 'failed', 'succeeded')),
+  lease_expires_at timestamptz,
+  expires_at timestamptz NOT NULL
+)`,
+    `CREATE INDEX IF NOT EXISTS ${table.indexSql} ON ${table.sql} (expires_at)`,
+  ]
+}
+
+const ms = (param: string) => `${param}::float8 * interval '1 millisecond'`
+const LEASE_FREE = `(r.lease_owner IS NULL OR r.lease_expires_at <= now())`
+/** Past retention and not held by a live lease: claimed afresh, or deleted by prune. */
+const FORGOTTEN = `(r.expires_at <= now() AND ${LEASE_FREE})`
+
+export interface Statements {
+  /** $1 exchange_number, $2 owner, $3 state, $4 leaseMs, $5 retentionMs, $6 the states that block $3 (text[]). */
+  claim: string
+  /** $1 exchange_number. */
+  inspect: string
+  /** $1 exchange_number, $2 owner, $3 state, $4 retentionMs. */
+  complete: string
+  release: string
+  /** $1 the most rows to delete. */
+  prune: string
+  exists: string
+}
+
+export function statements(table: TableName): Statements {
+  const t = table.sql
+  return {
+    // Takes the lease when it is free, expired or the caller's own, and nothing handled blocks the state; a
+    // forgotten row starts over. ON CONFLICT locks the row first, so concurrent claims of one exchange_number
+    // queue here and exactly one of them sees its WHERE hold. No row back means: look (inspect) and decide.
+    claim: `INSERT INTO ${t} AS r (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
+VALUES ($1::text, $2::text, $3::text, now() + ${ms('$4')}, now() + ${ms('$5')})
+ON CONFLICT (exchange_number) DO UPDATE SET
+  handled = CASE WHEN ${FORGOTTEN} THEN '{}' ELSE r.handled END,
+  expires_at = CASE WHEN ${FORGOTTEN} THEN excluded.expires_at ELSE r.expires_at END,
+  lease_owner = excluded.lease_owner,
+  lease_state = excluded.lease_state,
+  lease_expires_at = excluded.lease_expires_at
+WHERE (${LEASE_FREE} OR r.lease_owner = excluded.lease_owner)
+  AND (${FORGOTTEN} OR NOT (r.handled && $6::text[]))
+RETURNING r.handled`,
+
+    inspect: `SELECT r.handled, r.lease_owner, ${FORGOTTEN} AS forgotten,
+  CASE WHEN NOT ${LEASE_FREE} THEN extract(epoch FROM r.lease_expires_at - now())::float8 * 1000 END AS lease_remaining_ms
+FROM ${t} AS r WHERE r.exchange_number = $1::text`,
+
+    complete: `UPDATE ${t} AS r SET
+  handled = CASE WHEN $3::text = ANY (r.handled) THEN r.handled ELSE array_append(r.handled, $3::text) END,
+  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = now() + ${ms('$4')}
+WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text
+RETURNING 1 AS done`,
+
+    release: `UPDATE ${t} AS r SET
+  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = now() + ${ms('$4')}
+WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text
+RETURNING 1 AS done`,
+
+    // In batches, skipping rows a claim holds locked (it is taking a forgotten row over).
+    prune: `WITH gone AS (
+  DELETE FROM ${t} WHERE exchange_number IN (
+    SELECT r.exchange_number FROM ${t} AS r WHERE ${FORGOTTEN} LIMIT $1::int FOR UPDATE SKIP LOCKED)
+  RETURNING 1)
+SELECT count(*)::int AS deleted FROM gone`,
+
+    exists: `SELECT to_regclass($1::text) IS NOT NULL AS found`,
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * A store shared by every process that reaches the same PostgreSQL database (or one embedded PGlite): one row
+ * per exchange_number holds the handled states and the lease.
+ * @module fpx-collect/postgres
+ */
+import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims } from './postgres-claims.js'
+import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './postgres-sql.js'
+import {
+  isPGlite,
+  isPool,
+  oneAtATime,
+  type PGliteLike,
+  pgliteTransactions,
+  poolTransactions,
+  type PoolLike,
+  type PostgresQueryable,
+} from './postgres-transactions.js'
+import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
+
+export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './postgres-transactions.js'
+
+export interface PostgresStoreOptions<TClient = PostgresQueryable> {
+  /** A pg Pool or Client, or a PGlite instance: anything with `query(text, params)` returning `{ rows }`. */
+  client: TClient
+  /** The table, `name` or `schema.name`; created on first use when missing. Default `fpx_collect`. */
+  table?: string
+  /** How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. */
+  leaseMs?: number
+  /**
+   * How long handled states are remembered after the last completion. Default 30 days: the service's
+   * redelivery window is not stated, and a state forgotten too early runs its handlers again.
+   */
+  retentionMs?: number
+  /**
+   * Run each claim in a transaction that stays open while the handlers run and hand it to them as
+   * event.transaction: their writes commit together with the completion, or roll back with a release, a
+   * crash or an expired lease. Needs a pg Pool (a connection per running delivery) or a PGlite instance.
+   */
+  transactional?: boolean
+  /**
+   * Transactional mode: how long a duplicate delivery waits for the row another open transaction holds before
+   * it is answered busy (409). Default 2000 ms.
+   */
+  lockTimeoutMs?: number
+  /** Delete expired rows (one batch, in the background) after every this many completions; 0 never. Default 1000. */
+  pruneEvery?: number
+}
+
+export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<TTransaction> {
+  /** Creates the table and its index if missing (what sql/fpx-collect.sql does). Safe to run again. */
+  migrate(): Promise<void>
+  /** Deletes the rows past retention that no live lease holds, and says how many. Schedule it, or rely on pruneEvery. */
+  prune(): Promise<number>
+}
+
+/** The transaction a transactional store hands its handlers: a PoolClient for a pg Pool, a Transaction for PGlite. */
+export type TransactionOf<TClient> = TClient extends { transaction(callback: (tx: infer T) => Promise<never>): Promise<unknown> }
+  ? T
+  : TClient extends { connect(): Promise<infer T>; connect(callback: never): void }
+    ? T
+    : TClient extends { connect(): Promise<infer T> }
+      ? T
+      : never
+
+const DAY_MS = 24 * 60 * 60 * 1000
+const PRUNE_BATCH = 1000
+// Codes a concurrent CREATE ... IF NOT EXISTS can fail with; the next attempt finds the object there.
+const CREATE_RACES = new Set(['23505', '42P07', '42710'])
+
+function positiveInteger(name: string, value: number | undefined, zeroAllowed = false): void {
+  if (value !== undefined && !(Number.isInteger(value) && (value > 0 || (zeroAllowed && value === 0))))
+    throw new TypeError(`${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} integer`)
+}
+
+/**
+ * Claims are one `INSERT … ON CONFLICT DO UPDATE … WHERE <lease free> RETURNING` on the database clock; when it
+ * returns nothing, one SELECT tells busy (409 with Retry-After from the lease's expiry) from duplicate and stale,
+ * with the same "never regress" rules as every store. Only the lease's owner can complete or release.
+ *
+ * Without `transactional`, a process killed after its handlers' effects but before completion leaves the state
+ * unrecorded and the next delivery runs the handlers again. With it, those effects roll back with the claim.
+ */
+export function postgresStore<TClient extends PoolLike | PGliteLike>(
+  options: PostgresStoreOptions<TClient> & { transactional: true },
+): PostgresStore<TransactionOf<TClient>>
+/** Claims, completions and releases each one statement on the client; see the transactional overload for the rest. */
+export function postgresStore(options: PostgresStoreOptions & { transactional?: false }): PostgresStore
+export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> & { transactional?: boolean }): PostgresStore<unknown> {
+  if (options === null || typeof options !== 'object') throw new TypeError('postgresStore needs options with a client')
+  const client = options.client
+  if (typeof (client as Partial<PostgresQueryable> | null)?.query !== 'function')
+    throw new TypeError('client must be a pg Pool or Client or a PGlite instance (anything with query(text, params))')
+  positiveInteger('leaseMs', options.leaseMs)
+  positiveInteger('retentionMs', options.retentionMs)
+  positiveInteger('lockTimeoutMs', options.lockTimeoutMs)
+  positiveInteger('pruneEvery', options.pruneEvery, true)
+  const table = tableName(options.table ?? DEFAULT_TABLE)
+  const sql = statements(table)
+  const retentionMs = options.retentionMs ?? 30 * DAY_MS
+  const lockTimeoutMs = options.lockTimeoutMs ?? 2000
+  const pruneEvery = options.pruneEvery ?? 1000
+
+  const serial = oneAtATime(client)
+  const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
+  const decideOn = (run: Run, request: ClaimRequest, leaseMs: number) => decide(run, sql, request, leaseMs, retentionMs)
+
+  let transactions: TransactionalClaims | undefined
+  if (options.transactional === true) {
+    const shared = { client, table: table.sql, lockTimeoutMs, decide: decideOn }
+    // PGlite is one session: a second transaction waits for the first to end, so claims of an exchange_number
+    // whose transaction is open are answered in this process, without touching the database.
+    if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: pgliteTransactions(client), exclusive: true })
+    else if (isPool(client))
+      transactions = transactionalClaims({ ...shared, begin: poolTransactions(client, lockTimeoutMs), exclusive: false })
+    else
+      throw new TypeError(
+        'transactional: true needs a pg Pool (each delivery holds a connection of its own while its handlers run) ' +
+          'or a PGlite instance; a single pg Client cannot keep one transaction open per delivery',
+      )
+  }
+
+  let ready: Promise<void> | undefined
+  function ensureTable(): Promise<void> {
+    if (ready !== undefined) return ready
+    const attempt = (async () => {
+      const [row] = (await query(sql.exists, [table.sql])) as { found: boolean }[]
+      // Checked first so that an app whose role may not create tables works with a table made from the SQL file.
+      if (row?.found !== true) await migrate()
+    })()
+    ready = attempt
+    attempt.catch(() => {
+      if (ready === attempt) ready = undefined
+    })
+    return attempt
+  }
+
+  async function migrate(): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (const statement of schemaStatements(table)) await query(statement)
+        return
+      } catch (error) {
+        if (attempt >= 3 || !CREATE_RACES.has(codeOf(error) as string)) throw error
+      }
+    }
+  }
+
+  async function prune(limit = Number.MAX_SAFE_INTEGER): Promise<number> {
+    await ensureTable()
+    let total = 0
+    for (;;) {
+      const batch = Math.min(PRUNE_BATCH, limit - total)
+      const [row] = (await query(sql.prune, [batch])) as { deleted: number }[]
+      const deleted = Number(row?.deleted ?? 0)
+      total += deleted
+      if (deleted < batch || total >= limit) return total
+    }
+  }
+
+  let completions = 0
+  let pruning = false
+  function afterCompletion(): void {
+    if (pruneEvery === 0 || ++completions % pruneEvery !== 0 || pruning) return
+    pruning = true
+    // Never delays the answer, and a failure only means the rows wait for the next round.
+    prune(PRUNE_BATCH)
+      .catch(() => {})
+      .finally(() => {
+        pruning = false
+      })
+  }
+
+  const leaseParams = (lease: LeaseRef) => [lease.exchangeNumber, lease.owner, lease.state, retentionMs]
+
+  return {
+    async claim(request: ClaimRequest): Promise<Claim<unknown>> {
+      await ensureTable()
+      const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
+      return transactions === undefined ? decideOn(query, request, leaseMs) : transactions.claim(request, leaseMs)
+    },
+
+    async complete(lease: LeaseRef): Promise<boolean> {
+      await ensureTable()
+      const done =
+        transactions === undefined
+          ? (await query(sql.complete, leaseParams(lease))).length > 0
+          : await transactions.complete(lease, async (open) => (await open.query(sql.complete, leaseParams(lease))).length > 0)
+      if (done) afterCompletion()
+      return done
+    },
+
+    async release(lease: LeaseRef): Promise<boolean> {
+      await ensureTable()
+      if (transactions === undefined) return (await query(sql.release, leaseParams(lease))).length > 0
+      return transactions.release(lease)
+    },
+
+    migrate,
+    prune: () => prune(),
+  }
+}

@@ -1,0 +1,95 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { PGlite, type Transaction } from '@electric-sql/pglite'
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
+import { createReceiver } from '../../src/index.js'
+import { type PostgresStore, postgresStore } from '../../src/postgres-store.js'
+import { samplePaymentFields } from '../../src/testing.js'
+import { storeContract } from './contract.js'
+import { createOrders, deliver, Gate, ordersOf, pruneSuite, schemaSuite, TOKEN, transactionalSuite, uniqueTable } from './postgres-suites.js'
+
+// PGlite is the embedded PostgreSQL: no server to reach, so nothing here is ever skipped. Starting an instance
+// takes seconds, so the in-memory suites share one, each on tables of its own.
+const db = new PGlite()
+afterAll(async () => {
+  await db.close()
+})
+const shared = async () => ({ client: db, close: async () => {} })
+
+storeContract({
+  name: 'PGlite in memory',
+  shared: true,
+  open: async () => ({ store: postgresStore({ client: db, table: uniqueTable('contract') }), close: async () => {} }),
+})
+
+storeContract({
+  name: 'PGlite in memory, transactional',
+  // One session for the whole process: a concurrent claim is answered here, with `settled`, as in memory.
+  shared: false,
+  open: async () => ({ store: postgresStore({ client: db, table: uniqueTable('contract_tx'), transactional: true }), close: async () => {} }),
+})
+
+schemaSuite('PGlite', shared)
+pruneSuite('PGlite', shared)
+
+describe('PGlite, transactional', () => {
+  transactionalSuite({
+    name: 'PGlite',
+    open: async (table, options) => ({ store: postgresStore({ client: db, table, transactional: true, ...options }), close: async () => {} }),
+    client: () => db,
+  })
+
+  it('types event.transaction as a PGlite Transaction', () => {
+    expectTypeOf(postgresStore({ client: db, transactional: true })).toEqualTypeOf<PostgresStore<Transaction>>()
+    expectTypeOf(postgresStore({ client: db })).toEqualTypeOf<PostgresStore>()
+  })
+
+  it('has a concurrent duplicate wait for the first delivery, then answers it duplicate', async () => {
+    const [table, orders] = [uniqueTable('dup'), uniqueTable('dup_orders')]
+    await createOrders(db, orders)
+    const gate = new Gate()
+    let runs = 0
+    // Two stores on one instance, as two receivers in one app would have: they share its one session.
+    const receivers = [0, 1].map(() => {
+      const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: db, table, transactional: true }) })
+      receiver.on('payment.succeeded', async (event) => {
+        await event.transaction!.query(`INSERT INTO "${orders}" (exchange_number, state) VALUES ($1, $2)`, [event.payment.exchangeNumber, event.state])
+        runs++
+        await gate.pass()
+      })
+      return receiver
+    })
+    const fields = samplePaymentFields()
+    const entered = gate.close()
+    const first = deliver(receivers[0]!, fields)
+    await entered
+    const second = deliver(receivers[1]!, fields)
+    gate.open()
+    expect(await first).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await second).toMatchObject({ status: 200, outcome: 'duplicate' })
+    expect(runs).toBe(1)
+    expect(await ordersOf(db, orders, fields.exchange_number)).toBe(1)
+    for (const name of [table, orders]) await db.query(`DROP TABLE "${name}"`)
+  })
+})
+
+describe('PGlite on disk', () => {
+  let dataDir: string
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'fpx-collect-pglite-'))
+  })
+  afterAll(async () => {
+    await rm(dataDir, { recursive: true, force: true })
+  })
+
+  it('remembers handled payments across a restart', async () => {
+    const fields = samplePaymentFields()
+    for (const expected of ['processed', 'duplicate']) {
+      const db = new PGlite(dataDir)
+      const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: db, transactional: true }) })
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: expected })
+      await db.close()
+    }
+  })
+})

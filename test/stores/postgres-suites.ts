@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto'
+import { readFile } from 'node:fs/promises'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createReceiver, type Receiver, type ReceiverResponse } from '../../src/index.js'
+import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/postgres-sql.js'
+import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/postgres-store.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+
+/*
+ * Checks shared by the pg and PGlite test files, beyond the contract suite: the schema, pruning, and the
+ * transactional mode seen through a receiver.
+ */
+
+export const TOKEN = 'cd'.repeat(32)
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** A table name unique to this test run (and `part`), so parallel runs never meet; drop it afterwards. */
+export function uniqueTable(part: string): string {
+  return `fpx_collect_test_${randomUUID().replace(/-/g, '').slice(0, 12)}_${part}`
+}
+
+export async function rows<T>(client: PostgresQueryable, text: string, params: unknown[] = []): Promise<T[]> {
+  return (await client.query(text, params)).rows as T[]
+}
+
+/** The statements of sql/fpx-collect.sql, comments left out. */
+export async function sqlFileStatements(): Promise<string[]> {
+  const text = await readFile(new URL('../../sql/fpx-collect.sql', import.meta.url), 'utf8')
+  const code = text
+    .split('\n')
+    .filter((line) => !line.startsWith('--'))
+    .join('\n')
+  return code
+    .split(/;\s*(?:\n|$)/)
+    .map((statement) => statement.trim())
+    .filter((statement) => statement !== '')
+}
+
+/** Columns, constraints and indexes of `table`, with its name taken out so that two tables compare. */
+async function shape(client: PostgresQueryable, table: string): Promise<unknown> {
+  const columns = await rows(
+    client,
+    `SELECT column_name, ordinal_position, data_type, udt_name, is_nullable, column_default
+     FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 ORDER BY ordinal_position`,
+    [table],
+  )
+  const constraints = await rows<{ def: string }>(
+    client,
+    `SELECT contype::text || ' ' || pg_get_constraintdef(oid) AS def FROM pg_constraint WHERE conrelid = $1::regclass ORDER BY 1`,
+    [table],
+  )
+  const indexes = await rows<{ def: string }>(client, `SELECT indexdef AS def FROM pg_indexes WHERE tablename = $1 ORDER BY 1`, [table])
+  const anonymous = (def: string) => def.split(table).join('<table>')
+  return { columns, constraints: constraints.map((c) => anonymous(c.def)), indexes: indexes.map((i) => anonymous(i.def)) }
+}
+
+export function schemaSuite(name: string, connect: () => Promise<{ client: PostgresQueryable; close(): Promise<void> }>): void {
+  describe(`${name}: schema`, () => {
+    let client: PostgresQueryable
+    let close: () => Promise<void>
+    const [fromCode, fromFile] = [uniqueTable('code'), uniqueTable('file')]
+    beforeAll(async () => {
+      ;({ client, close } = await connect())
+    })
+    afterAll(async () => {
+      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}"`)
+      await close()
+    })
+
+    it('keeps sql/fpx-collect.sql the statements the store runs', async () => {
+      expect(await sqlFileStatements()).toEqual(schemaStatements(tableName(DEFAULT_TABLE)))
+    })
+
+    it('migrates idempotently, to the same table shape as the SQL file', async () => {
+      const store = postgresStore({ client, table: fromCode })
+      await store.migrate()
+      await store.migrate()
+      await Promise.all([store.migrate(), postgresStore({ client, table: fromCode }).migrate()])
+      for (const statement of await sqlFileStatements()) await client.query(statement.split(`"${DEFAULT_TABLE}`).join(`"${fromFile}`))
+      const [codeShape, fileShape] = [await shape(client, fromCode), await shape(client, fromFile)]
+      expect(codeShape).toEqual(fileShape)
+      expect(codeShape).toMatchObject({ columns: expect.arrayContaining([expect.objectContaining({ column_name: 'exchange_number' })]) })
+    })
+
+    it('uses a table made from the SQL file as it is', async () => {
+      const store = postgresStore({ client, table: fromFile })
+      const lease = { exchangeNumber: `EX-${randomUUID()}`, state: 'succeeded' as const, owner: randomUUID() }
+      expect(await store.claim({ ...lease, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
+      expect(await store.complete(lease)).toBe(true)
+    })
+  })
+}
+
+export function pruneSuite(name: string, connect: () => Promise<{ client: PostgresQueryable; close(): Promise<void> }>): void {
+  describe(`${name}: retention`, () => {
+    let client: PostgresQueryable
+    let close: () => Promise<void>
+    const table = uniqueTable('prune')
+    beforeAll(async () => {
+      ;({ client, close } = await connect())
+    })
+    afterAll(async () => {
+      await client.query(`DROP TABLE IF EXISTS "${table}"`)
+      await close()
+    })
+
+    const lease = (state: 'pending' | 'succeeded' = 'succeeded', exchangeNumber = `EX-${randomUUID()}`) => ({
+      exchangeNumber,
+      state,
+      owner: randomUUID(),
+    })
+    async function handled(store: PostgresStore, ref = lease()) {
+      expect(await store.claim({ ...ref, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
+      expect(await store.complete(ref)).toBe(true)
+      return ref
+    }
+    const present = async (exchangeNumber: string) =>
+      (await rows(client, `SELECT 1 FROM "${table}" WHERE exchange_number = $1`, [exchangeNumber])).length === 1
+
+    it('prune() removes rows past retention and keeps live ones and those a lease holds', async () => {
+      const brief = postgresStore({ client, table, retentionMs: 1, pruneEvery: 0 })
+      const kept = postgresStore({ client, table, pruneEvery: 0 })
+      const expired = await handled(brief)
+      const retained = await handled(kept)
+      // Past retention too, but a live lease holds it: a delivery is working on it.
+      const leased = lease()
+      expect(await brief.claim({ ...leased, leaseMs: 60_000 })).toMatchObject({ outcome: 'claimed' })
+      await sleep(20)
+      expect(await kept.prune()).toBe(1)
+      expect(await present(expired.exchangeNumber)).toBe(false)
+      expect(await present(retained.exchangeNumber)).toBe(true)
+      expect(await present(leased.exchangeNumber)).toBe(true)
+      expect(await brief.complete(leased)).toBe(true)
+      await sleep(20)
+      expect(await kept.prune()).toBe(1)
+      expect(await kept.prune()).toBe(0)
+    })
+
+    it('claims a forgotten payment afresh, as if it had never been handled', async () => {
+      const brief = postgresStore({ client, table, retentionMs: 1, pruneEvery: 0 })
+      const first = await handled(brief)
+      await sleep(20)
+      const again = lease('succeeded', first.exchangeNumber)
+      expect(await brief.claim({ ...again, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed', previousState: null })
+      expect(await brief.complete(again)).toBe(true)
+    })
+
+    it('prunes by itself every pruneEvery completions', async () => {
+      const store = postgresStore({ client, table, retentionMs: 1, pruneEvery: 1 })
+      const first = await handled(store)
+      await sleep(20)
+      await handled(store)
+      await vi.waitFor(async () => expect(await present(first.exchangeNumber)).toBe(false), { timeout: 5_000 })
+    })
+  })
+}
+
+/** Options a test may vary; the client and the mode are the subject's. */
+export type StoreTweaks = Omit<PostgresStoreOptions, 'client' | 'transactional'>
+
+export interface TransactionalSubject {
+  name: string
+  /** A transactional store on `table`, the orders table, and a client outside its transactions to look with. */
+  open(table: string, options?: StoreTweaks): Promise<{ store: PostgresStore<PostgresQueryable>; close(): Promise<void> }>
+  client(): PostgresQueryable
+}
+
+export function deliver(receiver: Receiver<PostgresQueryable>, fields: Record<string, unknown>): Promise<ReceiverResponse> {
+  const signed = signCallback(fields as Parameters<typeof signCallback>[0], TOKEN)
+  return receiver.handle({ kind: 'callback', body: Buffer.from(signed.body), contentType: signed.contentType })
+}
+
+export async function createOrders(client: PostgresQueryable, orders: string): Promise<void> {
+  await client.query(`CREATE TABLE IF NOT EXISTS "${orders}" (id serial PRIMARY KEY, exchange_number text NOT NULL, state text NOT NULL)`)
+}
+
+export async function ordersOf(client: PostgresQueryable, orders: string, exchangeNumber: unknown): Promise<number> {
+  const [row] = await rows<{ n: number }>(client, `SELECT count(*)::int AS n FROM "${orders}" WHERE exchange_number = $1`, [exchangeNumber])
+  return row?.n ?? 0
+}
+
+export function transactionalSuite(subject: TransactionalSubject): void {
+  describe(`${subject.name}: transactional mode through a receiver`, () => {
+    const [table, orders] = [uniqueTable('tx'), uniqueTable('orders')]
+    const closers: (() => Promise<void>)[] = []
+    async function receiverFor(options: StoreTweaks = {}, leaseMs?: number) {
+      const { store, close } = await subject.open(table, options)
+      closers.push(close)
+      return createReceiver({ checksumToken: TOKEN, store, leaseMs })
+    }
+    beforeAll(async () => {
+      await createOrders(subject.client(), orders)
+    })
+    afterAll(async () => {
+      for (const close of closers) await close()
+      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}"`)
+    })
+
+    /** Writes the order through the claim's transaction, then does `then` with it. */
+    const writeOrder = (receiver: Receiver<PostgresQueryable>, then: (tx: PostgresQueryable) => Promise<void> = async () => {}) =>
+      receiver.on('payment.succeeded', async (event) => {
+        expect(event.transaction).toBeDefined()
+        const tx = event.transaction!
+        await tx.query(`INSERT INTO "${orders}" (exchange_number, state) VALUES ($1, $2)`, [event.payment.exchangeNumber, event.state])
+        await then(tx)
+      })
+
+    it('commits the handler’s writes together with the completion', async () => {
+      const receiver = await receiverFor()
+      writeOrder(receiver)
+      const fields = samplePaymentFields()
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(1)
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(1)
+    })
+
+    it('rolls the writes back with the claim when a handler throws; the next delivery runs it', async () => {
+      const receiver = await receiverFor()
+      let runs = 0
+      writeOrder(receiver, async () => {
+        if (++runs === 1) throw new Error('the order service is down')
+      })
+      const fields = samplePaymentFields()
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 500, outcome: 'failed', error: { code: 'handler_failed' } })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(0)
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(1)
+      expect(runs).toBe(2)
+    })
+
+    it('commits nothing when a statement failed in the transaction, even if the handler caught it', async () => {
+      const receiver = await receiverFor()
+      let runs = 0
+      writeOrder(receiver, async (tx) => {
+        if (++runs > 1) return
+        // PostgreSQL aborts the whole transaction on an error; catching it in JavaScript does not undo that.
+        await tx.query('SELECT 1 / 0').catch(() => {})
+      })
+      const fields = samplePaymentFields()
+      expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'failed', error: { code: 'store_unavailable' } })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(0)
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(1)
+    })
+
+    it('rolls the writes back when the lease runs out before the handlers return', async () => {
+      // Only the first run's lease is short, so a slow machine cannot make the second run lose its lease; the
+      // lease timer is due long before the handler's sleep ends, and timers fire in order.
+      const [hasty, patient] = [await receiverFor({}, 200), await receiverFor()]
+      writeOrder(hasty, () => sleep(800))
+      writeOrder(patient)
+      const fields = samplePaymentFields()
+      expect(await deliver(hasty, fields)).toMatchObject({ status: 500, outcome: 'failed', error: { code: 'lease_lost' } })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(0)
+      expect(await deliver(patient, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await ordersOf(subject.client(), orders, fields.exchange_number)).toBe(1)
+    })
+  })
+}
+
+/** Holds the first handler run that enters after close() until open(); later runs pass straight through. */
+export class Gate {
+  private gate: Promise<void> | undefined
+  private release = () => {}
+  private signal = () => {}
+
+  /** Resolves once a run is held. */
+  close(): Promise<void> {
+    this.gate = new Promise((resolve) => {
+      this.release = resolve
+    })
+    return new Promise((resolve) => {
+      this.signal = resolve
+    })
+  }
+
+  open(): void {
+    this.release()
+  }
+
+  async pass(): Promise<void> {
+    const gate = this.gate
+    if (gate === undefined) return
+    this.gate = undefined
+    this.signal()
+    await gate
+  }
+}

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest'
+import { createReceiver, type Receiver } from '../../src/index.js'
+import { type PostgresQueryable, type PostgresStore, postgresStore } from '../../src/postgres-store.js'
+import { samplePaymentFields } from '../../src/testing.js'
+import { storeContract } from './contract.js'
+import {
+  createOrders,
+  deliver,
+  Gate,
+  ordersOf,
+  pruneSuite,
+  rows,
+  schemaSuite,
+  type StoreTweaks,
+  TOKEN,
+  transactionalSuite,
+  uniqueTable,
+} from './postgres-suites.js'
+import { DATABASE_URL, serviceAvailable } from './services.js'
+
+const available = await serviceAvailable('PostgreSQL', DATABASE_URL)
+// Short, so the contract's busy cases do not each wait the default 2 s on the claimed row.
+const LOCK_TIMEOUT_MS = 500
+
+describe('postgresStore options', () => {
+  it('refuses clients it cannot drive, unsafe table names and invalid durations', async () => {
+    const client = new pg.Client({ connectionString: DATABASE_URL })
+    expect(() => postgresStore({ client: {} as PostgresQueryable })).toThrow(/query\(text, params\)/)
+    // @ts-expect-error a single Client cannot keep a transaction open per delivery, and the types say so too
+    expect(() => postgresStore({ client, transactional: true })).toThrow(/needs a pg Pool .* or a PGlite instance/)
+    for (const table of ['orders; DROP TABLE users', 'a.b.c', '"quoted"', '', 'x'.repeat(60)])
+      expect(() => postgresStore({ client, table })).toThrow(/table must be/)
+    expect(() => postgresStore({ client, leaseMs: 0 })).toThrow(/leaseMs/)
+    expect(() => postgresStore({ client, retentionMs: 1.5 })).toThrow(/retentionMs/)
+    expect(() => postgresStore({ client, lockTimeoutMs: -1 })).toThrow(/lockTimeoutMs/)
+    expect(() => postgresStore({ client, pruneEvery: -1 })).toThrow(/pruneEvery/)
+    expect(() => postgresStore({ client, table: 'billing.fpx_payments', pruneEvery: 0 })).not.toThrow()
+  })
+
+  it('types event.transaction as a PoolClient in transactional mode, and leaves it undefined otherwise', async () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL })
+    expectTypeOf(postgresStore({ client: pool, transactional: true })).toEqualTypeOf<PostgresStore<pg.PoolClient>>()
+    expectTypeOf(postgresStore({ client: pool })).toEqualTypeOf<PostgresStore>()
+    expectTypeOf(postgresStore({ client: new pg.Client() })).toEqualTypeOf<PostgresStore>()
+    await pool.end()
+  })
+})
+
+describe.skipIf(!available)('PostgreSQL store', () => {
+  const contractTable = uniqueTable('contract')
+  // Marks this run's connections, so that the end can close those a test left inside a transaction.
+  const application = `fpx-collect-test-${randomUUID()}`
+  const pools: pg.Pool[] = []
+  /** A pool of its own, as another process would have; ended after the file. Small: the server is shared. */
+  function newPool(max = 5): pg.Pool {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max, idleTimeoutMillis: 1_000, application_name: application })
+    // Idle connections closed by the server at the end (or by the connection-drop test) are the pool's to report.
+    pool.on('error', () => {})
+    pools.push(pool)
+    return pool
+  }
+  const admin = () => pools[0]!
+  beforeAll(() => {
+    newPool(3)
+  })
+  afterAll(async () => {
+    // The contract leaves a claim or two open; in transactional mode, their transactions hold the table.
+    const others = 'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()'
+    await admin().query(others, [application])
+    await admin().query(`DROP TABLE IF EXISTS "${contractTable}"`)
+    await Promise.all(pools.map((pool) => pool.end()))
+  })
+
+  storeContract({
+    name: 'postgres via a pg Pool',
+    shared: true,
+    open: async () => ({ store: postgresStore({ client: newPool(), table: contractTable }), close: async () => {} }),
+  })
+  storeContract({
+    name: 'postgres via a pg Client',
+    shared: true,
+    open: async () => {
+      const client = new pg.Client({ connectionString: DATABASE_URL })
+      await client.connect()
+      return { store: postgresStore({ client, table: contractTable }), close: () => client.end() }
+    },
+  })
+  storeContract({
+    name: 'postgres via a pg Pool, transactional',
+    shared: true,
+    open: async () => ({
+      store: postgresStore({ client: newPool(10), table: contractTable, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS }),
+      close: async () => {},
+    }),
+  })
+
+  const connect = async () => ({ client: newPool() as PostgresQueryable, close: async () => {} })
+  schemaSuite('postgres', connect)
+  pruneSuite('postgres', connect)
+  let suitePool: pg.Pool | undefined
+  transactionalSuite({
+    name: 'postgres via a pg Pool',
+    open: async (table, options) => ({
+      store: postgresStore({ client: (suitePool ??= newPool()), table, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS, ...options }),
+      close: async () => {},
+    }),
+    client: admin,
+  })
+
+  describe('transactional receivers on separate pools, as separate processes', () => {
+    const [table, orders] = [uniqueTable('procs'), uniqueTable('procs_orders')]
+    let processPools: [pg.Pool, pg.Pool]
+    beforeAll(async () => {
+      processPools = [newPool(), newPool()]
+      await createOrders(admin(), orders)
+    })
+    afterAll(async () => {
+      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}"`)
+    })
+
+    /** Two receivers, each on a pool and store of its own; handler runs are counted outside both. */
+    function pair(options: StoreTweaks = {}) {
+      const runs = new Map<string, number>()
+      const gate = new Gate()
+      const receivers = processPools.map((pool) => {
+        const store = postgresStore({ client: pool, table, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS, ...options })
+        const receiver = createReceiver({ checksumToken: TOKEN, store })
+        receiver.on('payment.succeeded', async (event) => {
+          const exchangeNumber = event.payment.exchangeNumber
+          await event.transaction!.query(`INSERT INTO "${orders}" (exchange_number, state) VALUES ($1, $2)`, [exchangeNumber, event.state])
+          runs.set(exchangeNumber, (runs.get(exchangeNumber) ?? 0) + 1)
+          await gate.pass()
+        })
+        return receiver
+      })
+      return { receivers: receivers as [Receiver<pg.PoolClient>, Receiver<pg.PoolClient>], runs, gate }
+    }
+
+    it('answers 409 with Retry-After while the other runs the handler, then duplicate once it committed', async () => {
+      const { receivers, runs, gate } = pair()
+      const [first, second] = receivers
+      const fields = samplePaymentFields()
+      const entered = gate.close()
+      const slow = deliver(first, fields)
+      await entered
+      const busy = await deliver(second, fields)
+      expect(busy).toMatchObject({ status: 409, outcome: 'busy', error: { code: 'in_progress' } })
+      expect(Number(busy.headers['retry-after'])).toBeGreaterThanOrEqual(1)
+      gate.open()
+      expect(await slow).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await deliver(second, fields)).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect(runs.get(String(fields.exchange_number))).toBe(1)
+      expect(await ordersOf(admin(), orders, fields.exchange_number)).toBe(1)
+    })
+
+    it('lets a duplicate waiting on the claimed row answer duplicate when the first commits', async () => {
+      const { receivers, runs, gate } = pair({ lockTimeoutMs: 30_000 })
+      const [first, second] = receivers
+      const fields = samplePaymentFields()
+      const entered = gate.close()
+      const slow = deliver(first, fields)
+      await entered
+      const waiting = deliver(second, fields)
+      const blocked = `SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%${table}%'`
+      await vi.waitFor(async () => expect((await rows<{ n: number }>(admin(), blocked))[0]?.n).toBe(1), { timeout: 5_000 })
+      gate.open()
+      expect(await slow).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await waiting).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect(runs.get(String(fields.exchange_number))).toBe(1)
+    })
+
+    it('runs each handler exactly once when every callback reaches both at once', async () => {
+      const { receivers, runs } = pair()
+      const payments = Array.from({ length: 20 }, () => samplePaymentFields())
+      const responses = await Promise.all(payments.flatMap((fields) => receivers.map((receiver) => deliver(receiver, fields))))
+      for (const response of responses) expect([200, 409]).toContain(response.status)
+      for (const fields of payments) for (const receiver of receivers) expect((await deliver(receiver, fields)).outcome).toBe('duplicate')
+      expect([...runs.values()]).toEqual(payments.map(() => 1))
+      for (const fields of payments) expect(await ordersOf(admin(), orders, fields.exchange_number)).toBe(1)
+    })
+
+    it('rolls the claim and the writes back when the connection drops mid-handler', async () => {
+      const store = postgresStore({ client: processPools[0], table, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS })
+      const receiver = createReceiver({ checksumToken: TOKEN, store })
+      let runs = 0
+      receiver.on('payment.succeeded', async (event) => {
+        const tx = event.transaction!
+        await tx.query(`INSERT INTO "${orders}" (exchange_number, state) VALUES ($1, $2)`, [event.payment.exchangeNumber, event.state])
+        if (++runs > 1) return
+        const [backend] = (await tx.query('SELECT pg_backend_pid() AS pid')).rows as { pid: number }[]
+        // As if the database restarted or the network failed: the server ends the session, waiting until it is gone.
+        await admin().query('SELECT pg_terminate_backend($1, 5000)', [backend!.pid])
+      })
+      const fields = samplePaymentFields()
+      const dropped = await deliver(receiver, fields)
+      expect(dropped).toMatchObject({ outcome: 'failed', error: { code: 'store_unavailable' } })
+      expect(await ordersOf(admin(), orders, fields.exchange_number)).toBe(0)
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await ordersOf(admin(), orders, fields.exchange_number)).toBe(1)
+    })
+  })
+})
