@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { nodeDelivery } from '../src/node-delivery.js'
-import type { Receiver } from '../src/receiver.js'
+import type { DeliveryHandler } from '../src/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
 
 /** The parts of Express's request the adapter reads; Express 4 and 5 both have them. */
@@ -22,7 +22,7 @@ function send(response: ServerResponse, answer: HttpAnswer): void {
   response.end(answer.body)
 }
 
-function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
+function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
   return (request, response, next) => {
     // rawBody is not declared here: other packages' type augmentations of IncomingMessage declare it differently.
     const rawBody = (request as { rawBody?: unknown }).rawBody
@@ -33,12 +33,12 @@ function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: Red
 }
 
 /** The route for server-to-server callbacks (callback_url). */
-export function fpxCallback(receiver: Receiver): ExpressMiddleware {
+export function fpxCallback(receiver: DeliveryHandler): ExpressMiddleware {
   return route(receiver, 'callback')
 }
 
 /** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
-export function fpxRedirect(receiver: Receiver, options: RedirectOptions<ExpressRequest> = {}): ExpressMiddleware {
+export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<ExpressRequest> = {}): ExpressMiddleware {
   return route(receiver, 'redirect', options)
 }
 

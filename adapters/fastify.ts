@@ -6,11 +6,11 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import type { Delivery, DeliveryKind, Receiver } from '../src/receiver.js'
+import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
 
 export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
-  receiver: Receiver
+  receiver: DeliveryHandler
   /** Default `/fpx/callback`. */
   callbackPath?: string
   /** Default `/fpx/redirect`; `false` for no redirect route. */

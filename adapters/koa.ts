@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { nodeDelivery } from '../src/node-delivery.js'
-import type { Receiver } from '../src/receiver.js'
+import type { DeliveryHandler } from '../src/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/redirect.js'
 
 /** The parts of Koa's context the adapter reads and writes; Koa 2 and 3 both have them. */
@@ -20,7 +20,7 @@ export interface KoaContext {
 
 export type KoaMiddleware = (context: KoaContext, next: () => Promise<unknown>) => Promise<void>
 
-function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<KoaContext>): KoaMiddleware {
+function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<KoaContext>): KoaMiddleware {
   return async (context) => {
     const { body, rawBody } = context.request
     const kept = { raw: rawBody ?? body, parser: 'a body parser such as koa-bodyparser or @koa/bodyparser' }
@@ -33,12 +33,12 @@ function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: Red
 }
 
 /** The route for server-to-server callbacks (callback_url). */
-export function fpxCallback(receiver: Receiver): KoaMiddleware {
+export function fpxCallback(receiver: DeliveryHandler): KoaMiddleware {
   return route(receiver, 'callback')
 }
 
 /** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
-export function fpxRedirect(receiver: Receiver, options: RedirectOptions<KoaContext> = {}): KoaMiddleware {
+export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<KoaContext> = {}): KoaMiddleware {
   return route(receiver, 'redirect', options)
 }
 

@@ -3,7 +3,7 @@
  * `export const POST = fpxCallback(receiver)`.
  * @module fpx-collect/web
  */
-import type { Receiver } from '../src/receiver.js'
+import type { DeliveryHandler } from '../src/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/redirect.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
@@ -27,7 +27,7 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks)
 }
 
-function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
+function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
   return async (request) => {
     const base = { kind, contentType: request.headers.get('content-type'), query: new URL(request.url).search }
     // A fetch body can be read only once: when the app read it first, explain that instead of failing the read.
@@ -40,12 +40,12 @@ function route(receiver: Receiver, kind: 'callback' | 'redirect', redirect?: Red
 }
 
 /** The route for server-to-server callbacks (callback_url). */
-export function fpxCallback(receiver: Receiver): WebHandler {
+export function fpxCallback(receiver: DeliveryHandler): WebHandler {
   return route(receiver, 'callback')
 }
 
 /** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
-export function fpxRedirect(receiver: Receiver, options: RedirectOptions<Request> = {}): WebHandler {
+export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<Request> = {}): WebHandler {
   return route(receiver, 'redirect', options)
 }
 

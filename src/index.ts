@@ -16,6 +16,7 @@ export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, payme
 export {
   createReceiver,
   type Delivery,
+  type DeliveryHandler,
   type DeliveryKind,
   type Outcome,
   type PaymentEvent,

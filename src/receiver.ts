@@ -57,6 +57,11 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * duplicate in the same process waits for it. Keep handlers well under it. Default 60 s.
    */
   leaseMs?: number
+  /**
+   * How long a delivery keeps asking when another process holds the payment, before it answers 409. The holder
+   * usually finishes within milliseconds, and a 409 sends the buyer's browser an error page. Default 2000 ms.
+   */
+  busyWaitMs?: number
 }
 
 export interface Receiver<TTransaction = undefined> {
@@ -68,6 +73,12 @@ export interface Receiver<TTransaction = undefined> {
   /** The body limit, for adapters whose framework reads the body itself. */
   readonly maxBodyBytes: number
 }
+
+/**
+ * What adapters need of a receiver: the part that does not depend on the store's transaction type, so one
+ * adapter serves receivers with any store.
+ */
+export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>
 
 const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   pending: 'payment.pending',
@@ -92,11 +103,18 @@ function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPaym
   return withPayment(response, verified)
 }
 
+// The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
+const MAX_RETRY_AFTER_S = 5
+
 function busy(retryAfterMs: number, verified: VerifiedPayment): ReceiverResponse {
   const error = new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later')
   const response = refused(error, 'busy', verified)
-  response.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterMs / 1000)))
+  response.headers['retry-after'] = String(Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(retryAfterMs / 1000))))
   return response
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
 
 /** Waits for `settled` or `ms`, whichever comes first, without keeping the process alive. */
@@ -114,6 +132,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const verifier = new Verifier(options)
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
+  const busyWaitMs = options.busyWaitMs ?? 2000
   const logger = options.logger ?? silentLogger
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
@@ -121,6 +140,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     'payment.failed': [],
   }
   if (!(Number.isInteger(leaseMs) && leaseMs > 0)) throw new TypeError('leaseMs must be a positive integer')
+  if (!(Number.isInteger(busyWaitMs) && busyWaitMs >= 0)) throw new TypeError('busyWaitMs must be a non-negative integer')
   // Deliveries this receiver is handling now, by exchange_number: a shared store cannot tell that the lease
   // holder is in this very process, but the receiver can, and then waits instead of answering 409.
   const inFlight = new Map<string, { waiting?: Promise<void>; wake?: () => void }>()
@@ -133,6 +153,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     const lease = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries) }
     const log = { exchangeNumber, state, delivery: kind }
     const waitUntil = Date.now() + leaseMs
+    const askUntil = Date.now() + busyWaitMs
+    let pauseMs = 10
     let previousState: PaymentState | null
     let transaction: TTransaction | undefined
     for (;;) {
@@ -161,8 +183,15 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       const local = inFlight.get(exchangeNumber)
       if (local !== undefined) local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
       const settled = claim.settled ?? local?.waiting
-      if (settled === undefined || remaining <= 0) return busy(claim.retryAfterMs, verified)
-      await waitFor(settled, remaining)
+      if (settled !== undefined && remaining > 0) {
+        await waitFor(settled, remaining)
+        continue
+      }
+      // Held by another process: nothing here can tell when it is done, so ask again a few times, backing off.
+      const left = askUntil - Date.now()
+      if (left <= 0) return busy(claim.retryAfterMs, verified)
+      await sleep(Math.min(pauseMs, left))
+      pauseMs *= 2
     }
 
     const running: { waiting?: Promise<void>; wake?: () => void } = {}

@@ -1,6 +1,6 @@
 import { escapeHtml, htmlPage } from './html.js'
 import type { Payment, PaymentState } from './payment.js'
-import type { Delivery, Receiver, ReceiverResponse } from './receiver.js'
+import type { Delivery, DeliveryHandler, ReceiverResponse } from './receiver.js'
 
 /** What an adapter sends back: framework-neutral. */
 export interface HttpAnswer {
@@ -108,7 +108,7 @@ export function answerCallback(response: ReceiverResponse): HttpAnswer {
  * Adapters hold no other logic.
  */
 export async function answerDelivery<TContext>(
-  receiver: Receiver,
+  receiver: DeliveryHandler,
   delivery: Delivery,
   redirect: RedirectOptions<TContext> | undefined,
   context: TContext,

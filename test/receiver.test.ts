@@ -724,7 +724,7 @@ describe('stores', () => {
       complete: async () => true,
       release: async () => true,
     }
-    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    const receiver = createReceiver({ checksumToken: TOKEN, store, busyWaitMs: 0 })
     const events = recordEvents(receiver)
     const fields = samplePaymentFields()
     const response = await deliver(receiver, fields)
@@ -735,6 +735,33 @@ describe('stores', () => {
     expect(response.headers['retry-after']).toBe('3')
     expect(claims).toEqual([fields.exchange_number])
     expect(events).toHaveLength(0)
+  })
+
+  it('asks a busy store again for up to busyWaitMs and processes once the other process is done', async () => {
+    const inner = memoryStore()
+    let busyAnswers = 2
+    const store: ReceiverStore = {
+      claim: async (request) => (busyAnswers-- > 0 ? { outcome: 'busy', retryAfterMs: 60_000 } : inner.claim(request)),
+      complete: (lease) => inner.complete(lease),
+      release: (lease) => inner.release(lease),
+    }
+    const receiver = createReceiver({ checksumToken: TOKEN, store, busyWaitMs: 5000 })
+    const events = recordEvents(receiver)
+    const response = await deliver(receiver, samplePaymentFields())
+    expect(response.status).toBe(200)
+    expect(response.outcome).toBe('processed')
+    expect(events).toHaveLength(1)
+  })
+
+  it('caps Retry-After at 5 s even when the lease has a minute left', async () => {
+    const store: ReceiverStore = {
+      claim: async () => ({ outcome: 'busy', retryAfterMs: 60_000 }),
+      complete: async () => true,
+      release: async () => true,
+    }
+    const response = await deliver(createReceiver({ checksumToken: TOKEN, store, busyWaitMs: 0 }), samplePaymentFields())
+    expect(response.status).toBe(409)
+    expect(response.headers['retry-after']).toBe('5')
   })
 })
 

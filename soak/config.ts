@@ -1,0 +1,106 @@
+import { randomInt } from 'node:crypto'
+
+/*
+ * Every knob is an environment variable (SOAK_PAYMENTS=300) or the matching flag (--payments=300), so that the
+ * test, `npm run soak` and a person at a terminal drive the same code. The same settings reach the workers
+ * through their environment.
+ */
+
+export type StoreKind = 'redis' | 'postgres'
+
+export interface SoakConfig {
+  stores: StoreKind[]
+  payments: number
+  workers: number
+  kills: number
+  /** Payments worked on at once by the driver. */
+  concurrency: number
+  /** Share of deliveries sent a second time (half of them at the same moment, to another process). */
+  duplicateRate: number
+  /** Share of handler runs that throw before any effect. */
+  failRate: number
+  leaseMs: number
+  /** Upper bound of a random pause after the handler's effect, widening the window a kill can hit. */
+  effectDelayMs: number
+  /** Attempts per delivery before it counts as lost. */
+  maxAttempts: number
+  /** pg connections per worker (the store's pool in transactional mode, the ledger's with Redis). */
+  poolSize: number
+  seed: number
+  /** Keep the ledger, store table and Redis keys for inspection instead of deleting them. */
+  keep: boolean
+  redisUrl: string
+  databaseUrl: string
+}
+
+const DEFAULTS = {
+  payments: 10_000,
+  workers: 4,
+  kills: 2,
+  concurrency: 128,
+  duplicateRate: 0.3,
+  failRate: 0.1,
+  leaseMs: 3000,
+  effectDelayMs: 2,
+  maxAttempts: 60,
+  poolSize: 10,
+}
+
+/** `--payments=300 --store redis` → { payments: '300', store: 'redis' }. */
+function parseFlags(argv: readonly string[]): Map<string, string> {
+  const flags = new Map<string, string>()
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (!arg.startsWith('--')) throw new Error(`unexpected argument "${arg}"; use --name=value`)
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2) as [string, string | undefined]
+    const next = argv[i + 1]
+    if (inline !== undefined) flags.set(name, inline)
+    else if (next !== undefined && !next.startsWith('--')) flags.set(name, argv[++i] as string)
+    else flags.set(name, 'true')
+  }
+  return flags
+}
+
+export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): SoakConfig {
+  const flags = parseFlags(argv)
+  const known = new Set<string>()
+  const raw = (name: string): string | undefined => {
+    known.add(name)
+    return flags.get(name) ?? env[`SOAK_${name.replace(/-/g, '_').toUpperCase()}`]
+  }
+  const number = (name: string, fallback: number, check: (value: number) => boolean, expected: string): number => {
+    const text = raw(name)
+    if (text === undefined || text === '') return fallback
+    const value = Number(text)
+    if (!check(value)) throw new Error(`${name} must be ${expected}, not "${text}"`)
+    return value
+  }
+  const count = (name: string, fallback: number, min = 1) =>
+    number(name, fallback, (v) => Number.isInteger(v) && v >= min, `an integer ≥ ${min}`)
+  const rate = (name: string, fallback: number) => number(name, fallback, (v) => v >= 0 && v <= 1, 'between 0 and 1')
+
+  const store = raw('store') ?? 'both'
+  const stores: StoreKind[] = store === 'both' ? ['redis', 'postgres'] : [store as StoreKind]
+  if (!stores.every((kind) => kind === 'redis' || kind === 'postgres')) throw new Error(`store must be redis, postgres or both, not "${store}"`)
+  const config: SoakConfig = {
+    stores,
+    payments: count('payments', DEFAULTS.payments),
+    workers: count('workers', DEFAULTS.workers, 2),
+    kills: count('kills', DEFAULTS.kills, 0),
+    concurrency: count('concurrency', DEFAULTS.concurrency),
+    duplicateRate: rate('duplicate-rate', DEFAULTS.duplicateRate),
+    failRate: rate('fail-rate', DEFAULTS.failRate),
+    leaseMs: count('lease-ms', DEFAULTS.leaseMs),
+    effectDelayMs: count('effect-delay-ms', DEFAULTS.effectDelayMs, 0),
+    maxAttempts: count('max-attempts', DEFAULTS.maxAttempts),
+    poolSize: count('pool-size', DEFAULTS.poolSize),
+    seed: count('seed', randomInt(2 ** 31), 0),
+    keep: ['1', 'true', 'yes'].includes(raw('keep') ?? ''),
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  }
+  // A misspelt flag silently running the defaults would be a soak of the wrong thing.
+  for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)
+  if (config.failRate >= 1) throw new Error('fail-rate must be below 1, or no delivery could ever succeed')
+  return config
+}

@@ -1,0 +1,104 @@
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import { postgresStore } from '../src/postgres-store.js'
+import type { SoakConfig, StoreKind } from './config.js'
+import type { LedgerRow } from './checks.js'
+import { LEDGER_COLUMNS } from './protocol.js'
+
+/*
+ * The run's own table names and key prefix (a random tag in each, so parallel runs never meet), their creation,
+ * what the store holds at the end, and their removal.
+ */
+
+export interface RunResources {
+  readonly tag: string
+  readonly ledgerTable: string
+  readonly storeTable: string
+  readonly redisPrefix: string
+  /** A small pool for the driver's own queries. */
+  readonly pool: pg.Pool
+  readonly redis: Redis | undefined
+}
+
+export async function createResources(store: StoreKind, config: SoakConfig, tag: string): Promise<RunResources> {
+  const pool = new pg.Pool({ connectionString: config.databaseUrl, max: 2 })
+  pool.on('error', () => {})
+  const resources: RunResources = {
+    tag,
+    ledgerTable: `soak_ledger_${tag}`,
+    storeTable: `soak_store_${tag}`,
+    redisPrefix: `soak:${tag}:`,
+    pool,
+    redis: store === 'redis' ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined,
+  }
+  try {
+    await pool.query(`CREATE TABLE "${resources.ledgerTable}" ${LEDGER_COLUMNS}`)
+    // Made once here rather than by four workers racing to create it on their first claim.
+    if (store === 'postgres') await postgresStore({ client: pool, table: resources.storeTable }).migrate()
+  } catch (error) {
+    await dropResources(resources, false)
+    throw error
+  }
+  return resources
+}
+
+export async function ledgerRows(resources: RunResources): Promise<LedgerRow[]> {
+  const { rows } = await resources.pool.query<LedgerRow>(
+    `SELECT id::float8 AS id, exchange_number, state, pid FROM "${resources.ledgerTable}" ORDER BY id`,
+  )
+  return rows
+}
+
+/** The handled states per exchange_number and the number of leases still held, as the store itself sees them. */
+export async function storeState(resources: RunResources, exchangeNumbers: readonly string[]): Promise<{ handled: Map<string, string[]>; leasesLeft: number }> {
+  const handled = new Map<string, string[]>()
+  if (resources.redis === undefined) {
+    const { rows } = await resources.pool.query<{ exchange_number: string; handled: string[]; leased: boolean }>(
+      `SELECT exchange_number, handled, lease_owner IS NOT NULL AS leased FROM "${resources.storeTable}"`,
+    )
+    for (const row of rows) handled.set(row.exchange_number, row.handled)
+    return { handled, leasesLeft: rows.filter((row) => row.leased).length }
+  }
+  const redis = resources.redis
+  const base = (exchangeNumber: string) => `${resources.redisPrefix}{${exchangeNumber}}`
+  let leasesLeft = 0
+  for (let start = 0; start < exchangeNumbers.length; start += 1000) {
+    const batch = exchangeNumbers.slice(start, start + 1000)
+    const pipeline = redis.pipeline()
+    for (const exchangeNumber of batch) pipeline.smembers(`${base(exchangeNumber)}:handled`).exists(`${base(exchangeNumber)}:lease`)
+    const replies = (await pipeline.exec()) ?? []
+    batch.forEach((exchangeNumber, i) => {
+      const [membersError, members] = replies[2 * i] ?? []
+      const [leaseError, lease] = replies[2 * i + 1] ?? []
+      if (membersError || leaseError) throw membersError ?? leaseError
+      handled.set(exchangeNumber, members as string[])
+      leasesLeft += Number(lease)
+    })
+  }
+  return { handled, leasesLeft }
+}
+
+async function deleteRedisKeys(redis: Redis, prefix: string): Promise<number> {
+  let cursor = '0'
+  let deleted = 0
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+    cursor = next
+    if (keys.length > 0) deleted += await redis.unlink(...keys)
+  } while (cursor !== '0')
+  return deleted
+}
+
+/** Drops the tables and keys (unless `keep`) and closes the connections; never throws. */
+export async function dropResources(resources: RunResources, keep: boolean): Promise<void> {
+  if (!keep) {
+    await resources.pool.query(`DROP TABLE IF EXISTS "${resources.ledgerTable}", "${resources.storeTable}"`).catch((error: Error) => {
+      console.error(`could not drop the soak tables: ${error.message}`)
+    })
+    if (resources.redis !== undefined)
+      await deleteRedisKeys(resources.redis, resources.redisPrefix).catch((error: Error) => {
+        console.error(`could not delete the soak's Redis keys: ${error.message}`)
+      })
+  }
+  await Promise.allSettled([resources.pool.end(), resources.redis?.quit()])
+}

@@ -1,0 +1,109 @@
+/**
+ * One receiver process of the soak: an Express app with the callback and redirect routes, on its own
+ * 127.0.0.1 port, sharing the store named in SOAK_WORKER with its siblings. Its handlers fail at random before
+ * any effect, and otherwise write one ledger row per run: through the claim's transaction with PostgreSQL, on a
+ * connection of their own with Redis. It tells the driver its port over IPC and dies with it.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks'
+import type { AddressInfo } from 'node:net'
+import express, { type RequestHandler } from 'express'
+import { Redis } from 'ioredis'
+import pg from 'pg'
+import { type ExpressMiddleware, fpxCallback, fpxRedirect } from '../adapters/express.js'
+import { createReceiver, type Logger, type PaymentEvent, type Receiver } from '../src/index.js'
+import { postgresStore } from '../src/postgres-store.js'
+import { redisStore } from '../src/redis-store.js'
+import { ATTEMPT_HEADER, CALLBACK_PATH, DELIVERY_HEADER, REDIRECT_PATH, TOKEN, type WorkerMessage, type WorkerSettings } from './protocol.js'
+
+const INJECTED = 'soak: injected handler failure, before any effect'
+
+const settings = JSON.parse(process.env.SOAK_WORKER ?? 'null') as WorkerSettings
+if (settings === null) throw new Error('soak/worker.ts is started by soak/driver.ts (SOAK_WORKER is missing)')
+
+const tell = (message: WorkerMessage) => process.send?.(message)
+const requestContext = new AsyncLocalStorage<{ delivery: number; attempt: number }>()
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings.poolSize })
+// An idle connection the server dropped is not this worker's problem; the next query reconnects.
+pool.on('error', () => {})
+
+// Only what the soak does not cause on purpose (the injected failures would drown everything else), and each
+// message a few times: a database refusing connections says so once per delivery.
+const SHOWN = 3
+const errors = new Map<string, number>()
+const logger: Logger = {
+  debug: () => {},
+  info: () => {},
+  warn: () => {},
+  error(details, message) {
+    const err = (details as { err?: unknown }).err
+    if (err instanceof Error && err.message === INJECTED) return
+    const text = err instanceof Error ? `${message}: ${err.message}` : message
+    const count = (errors.get(text) ?? 0) + 1
+    errors.set(text, count)
+    if (count <= SHOWN) console.error(`[worker ${process.pid}] ${text}${count === SHOWN ? ' (repeats counted until exit)' : ''}`)
+  },
+}
+
+type Queryable = Pick<pg.PoolClient, 'query'>
+const ledger = `INSERT INTO "${settings.ledgerTable}" (exchange_number, state, kind, pid, delivery, attempt) VALUES ($1, $2, $3, $4, $5, $6)`
+
+async function recordRun(event: PaymentEvent<Queryable | undefined>): Promise<void> {
+  if (Math.random() < settings.failRate) throw new Error(INJECTED)
+  const db = settings.store === 'postgres' ? event.transaction : pool
+  if (db === undefined) throw new Error('soak: the transactional store handed the handler no transaction')
+  const context = requestContext.getStore()
+  await db.query(ledger, [event.payment.exchangeNumber, event.state, event.delivery, process.pid, context?.delivery ?? -1, context?.attempt ?? -1])
+  // The effect is done and the claim not yet completed: the window a SIGKILL can hit.
+  if (settings.effectDelayMs > 0) await sleep(Math.random() * settings.effectDelayMs)
+}
+
+let redis: Redis | undefined
+let receiver: Receiver<Queryable | undefined>
+const common = { checksumToken: TOKEN, leaseMs: settings.leaseMs, logger }
+if (settings.store === 'redis') {
+  redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 })
+  receiver = createReceiver({ ...common, store: redisStore({ client: redis, prefix: settings.redisPrefix }) })
+} else {
+  // A short lock timeout frees the connection of a duplicate that finds the row held: it answers 409 instead.
+  const store = postgresStore({ client: pool, table: settings.storeTable, transactional: true, lockTimeoutMs: 500, pruneEvery: 0 })
+  receiver = createReceiver<Queryable | undefined>({ ...common, store })
+}
+for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, recordRun)
+
+/** Runs the adapter's route with the driver's delivery id and attempt in reach of the handlers. */
+function withContext(route: ExpressMiddleware): RequestHandler {
+  return (request, response, next) => {
+    const context = { delivery: Number(request.get(DELIVERY_HEADER) ?? -1), attempt: Number(request.get(ATTEMPT_HEADER) ?? -1) }
+    requestContext.run(context, () => route(request, response, next))
+  }
+}
+
+const app = express()
+app.disable('x-powered-by')
+app.post(CALLBACK_PATH, withContext(fpxCallback(receiver)))
+app.post(REDIRECT_PATH, withContext(fpxRedirect(receiver)))
+
+const server = app.listen(0, '127.0.0.1', (error?: Error) => {
+  if (error !== undefined) {
+    tell({ type: 'failed', message: error.message })
+    process.exit(1)
+  }
+  tell({ type: 'ready', port: (server.address() as AddressInfo).port })
+})
+
+let stopping = false
+async function stop(): Promise<void> {
+  if (stopping) return
+  stopping = true
+  server.close()
+  server.closeAllConnections()
+  for (const [text, count] of errors) if (count > SHOWN) console.error(`[worker ${process.pid}] ${text}: ${count} times in all`)
+  await Promise.allSettled([pool.end(), redis?.quit()])
+  process.exit(0)
+}
+process.on('SIGTERM', () => void stop())
+process.on('SIGINT', () => void stop())
+// The driver went away (crashed or killed): do not outlive it.
+process.on('disconnect', () => void stop())

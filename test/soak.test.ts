@@ -1,0 +1,57 @@
+import { spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
+
+/*
+ * The short soak: the real driver, two worker processes, one SIGKILL, per store. The driver does the checking
+ * (ledger, store, double runs against the kill's bound) and exits non-zero on any violation; its report is the
+ * failure message. `npm run soak` is the long version.
+ */
+
+const DRIVER = fileURLToPath(new URL('../soak/driver.ts', import.meta.url))
+const TSX = import.meta.resolve('tsx')
+// Every run writes its ledger to PostgreSQL, whichever store it soaks.
+const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
+const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
+
+function runSoak(store: 'redis' | 'postgres'): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--import', TSX, DRIVER], {
+    env: {
+      ...process.env,
+      REDIS_URL,
+      DATABASE_URL,
+      SOAK_STORE: store,
+      SOAK_PAYMENTS: '300',
+      SOAK_WORKERS: '2',
+      SOAK_KILLS: '1',
+      SOAK_POOL_SIZE: '5',
+      SOAK_CONCURRENCY: '64',
+      // A shorter lease: after the kill, the killed worker's leases keep their payments busy this long.
+      SOAK_LEASE_MS: '2000',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, output }))
+  })
+}
+
+describe.concurrent('soak: several receiver processes, one store, a SIGKILL', () => {
+  it.skipIf(!redis)('Redis: nothing lost, double runs only where the kill cut a run', async () => {
+    const { code, output } = await runSoak('redis')
+    expect(output).toMatch(/^kills\s+1: pid \d+/m)
+    expect(code, output).toBe(0)
+  }, 60_000)
+
+  it.skipIf(!postgres)('PostgreSQL, transactional: nothing lost, no double run at all', async () => {
+    const { code, output } = await runSoak('postgres')
+    expect(output).toMatch(/^kills\s+1: pid \d+/m)
+    expect(output).toMatch(/double runs 0 /)
+    expect(code, output).toBe(0)
+  }, 60_000)
+})
