@@ -10,6 +10,7 @@ export default defineConfig({
     web: 'adapters/web.ts',
     redis: 'src/redis-store.ts',
     postgres: 'src/postgres-store.ts',
+    emulator: 'src/emulator/index.ts',
   },
   format: ['esm', 'cjs'],
   dts: true,

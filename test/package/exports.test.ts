@@ -19,6 +19,7 @@ const SUBPATHS: Record<string, string[]> = {
   'fpx-collect/web': ['fpxCallback', 'fpxRedirect'],
   'fpx-collect/redis': ['redisStore'],
   'fpx-collect/postgres': ['postgresStore'],
+  'fpx-collect/emulator': ['startEmulator'],
 }
 
 function run(format: 'esm' | 'cjs', source: string): string {

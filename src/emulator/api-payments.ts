@@ -1,0 +1,142 @@
+import { timingSafeEqual } from 'node:crypto'
+import { requestChecksum } from '../checksum.js'
+import type { CredentialSet, Merchant } from './config.js'
+import { ApiError, type FieldErrors, invalidParameters, notFound } from './errors.js'
+import { type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
+import { bankPagePath, bankPagePlaceholder, paymentCreatedPage } from './pages.js'
+import type { Model, NewPayment } from './state.js'
+import { amount, check, checkNested, email, httpUrl, oneLine, oneOf, phone } from './validation.js'
+
+const REQUIRED = {
+  order_number: oneLine(50),
+  buyer_name: oneLine(100),
+  buyer_email: email,
+  buyer_phone: phone,
+  transaction_amount: amount,
+  product_description: oneLine(255),
+  checksum: (value: string) => (/^[0-9a-fA-F]{64}$/.test(value) ? undefined : 'must be 64 hexadecimal characters'),
+}
+
+const OPTIONAL = {
+  uid: oneLine(64),
+  partner_uid: oneLine(64),
+  callback_url: httpUrl,
+  redirect_url: httpUrl,
+  cancel_url: httpUrl,
+  timeout_url: httpUrl,
+  redirect_post: oneOf('true', 'false'),
+  model: oneOf('B2C', 'B2B1'),
+  fpx_bank_selection: oneOf('dropdown', 'grid'),
+  buyer_bank_code: oneLine(20),
+}
+
+function invalidToken(message: string): ApiError {
+  return new ApiError(401, 'invalid_token', message)
+}
+
+function sameHex(a: string, b: string): boolean {
+  const left = Buffer.from(a.toLowerCase())
+  const right = Buffer.from(b.toLowerCase())
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+/**
+ * Which merchant pays, by the Auth Token in `token`. The merchant variant may also send `uid` (the shop
+ * examples do); it must then be the token's own API UID. The partner variant must send it.
+ */
+function identify(context: Context, form: FormBody): { merchant: Merchant; credential: CredentialSet; partnerUid: string | null } {
+  const token = form.fields.get('token') ?? ''
+  const found = token === '' ? undefined : context.state.merchantByAuthToken(token)
+  if (found === undefined) throw invalidToken(token === '' ? 'the token field (Auth Token) is required' : 'the token is invalid or expired')
+  const uid = form.fields.get('uid') ?? ''
+  const partnerUid = form.fields.get('partner_uid') ?? ''
+  if (partnerUid !== '' && uid === '') throw invalidParameters({ uid: 'is required with partner_uid' })
+  if (uid !== '' && uid !== found.credential.uid) throw invalidToken('uid and token belong to different credential sets')
+  if (partnerUid !== '') {
+    const partner = context.state.partnerByPartnerUid(partnerUid)
+    if (partner === undefined || !partner.merchantIds.includes(found.merchant.id))
+      throw new ApiError(403, 'partner_not_authorized', 'this partner_uid may not create payments for this merchant')
+  }
+  return { ...found, partnerUid: partnerUid === '' ? null : partnerUid }
+}
+
+function optional(form: FormBody, name: string): string | null {
+  const value = form.fields.get(name)
+  return value === undefined || value === '' ? null : value
+}
+
+function nested(form: FormBody, name: string): Record<string, string> | null {
+  const values = form.nested.get(name)
+  return values === undefined || values.size === 0 ? null : Object.fromEntries(values)
+}
+
+function checkBank(context: Context, merchant: Merchant, model: Model, bankCode: string | null, problems: FieldErrors): void {
+  if (model === 'B2B1' && !merchant.b2b1) problems.model = 'B2B1 needs the B2B1 module enabled in the API settings'
+  if (bankCode === null) return
+  const bank = context.state.banks(model).find((candidate) => candidate.code === bankCode)
+  if (bank === undefined) problems.buyer_bank_code = `not a bank of the ${model} list`
+  else if (bank.status !== 'online') problems.buyer_bank_code = 'the bank is offline'
+}
+
+async function createPayment(context: Context): Promise<Reply> {
+  const form = await readForm(context.req)
+  const { merchant, credential, partnerUid } = identify(context, form)
+  const problems = check(form.fields, REQUIRED, OPTIONAL)
+  checkNested(form.nested, problems)
+  if (Object.keys(problems).length > 0) throw invalidParameters(problems)
+  const text = (name: keyof typeof REQUIRED) => form.fields.get(name) as string
+  const signed = {
+    buyer_email: text('buyer_email'),
+    buyer_name: text('buyer_name'),
+    buyer_phone: text('buyer_phone'),
+    callback_url: optional(form, 'callback_url'),
+    order_number: text('order_number'),
+    product_description: text('product_description'),
+    redirect_url: optional(form, 'redirect_url'),
+    transaction_amount: text('transaction_amount'),
+    uid: credential.uid,
+  }
+  if (!sameHex(requestChecksum(signed, credential.checksumToken), text('checksum')))
+    throw new ApiError(401, 'checksum_mismatch', 'the checksum does not match the signed fields (spec, Authentication 5)')
+  const model = (optional(form, 'model') ?? 'B2C') as Model
+  const bankCode = optional(form, 'buyer_bank_code')
+  checkBank(context, merchant, model, bankCode, problems)
+  if (Object.keys(problems).length > 0) throw invalidParameters(problems)
+  const input: NewPayment = {
+    merchantId: merchant.id,
+    credentialUid: credential.uid,
+    partnerUid,
+    orderNumber: signed.order_number,
+    buyerName: signed.buyer_name,
+    buyerEmail: signed.buyer_email,
+    buyerPhone: signed.buyer_phone,
+    transactionAmount: signed.transaction_amount,
+    productDescription: signed.product_description,
+    callbackUrl: signed.callback_url,
+    redirectUrl: signed.redirect_url,
+    cancelUrl: optional(form, 'cancel_url'),
+    timeoutUrl: optional(form, 'timeout_url'),
+    redirectPost: form.fields.get('redirect_post') === 'true',
+    model,
+    bankSelection: optional(form, 'fpx_bank_selection') === 'grid' ? 'grid' : 'dropdown',
+    buyerBankCode: bankCode,
+    params: nested(form, 'params'),
+    shippingAddress: nested(form, 'shipping_address'),
+    billingAddress: nested(form, 'billing_address'),
+    clientIp: context.clientIp,
+  }
+  const record = context.state.addPayment(input)
+  const bankPageUrl = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
+  return { status: 200, html: paymentCreatedPage(record, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
+}
+
+function bankPage(context: Context): Reply {
+  const record = context.state.payment(context.params.exchange_number ?? '')
+  if (record === undefined) throw notFound('no such payment')
+  return { html: bankPagePlaceholder(record) }
+}
+
+export const paymentRoutes: Route[] = [
+  { method: 'POST', path: '/v1/payments', handler: createPayment },
+  { method: 'GET', path: '/pay/:exchange_number', handler: bankPage },
+]

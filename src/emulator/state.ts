@@ -1,0 +1,214 @@
+import { timingSafeEqual } from 'node:crypto'
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { messageChecksum } from '../checksum.js'
+import type { FieldInput } from '../values.js'
+import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
+import { ApiError } from './errors.js'
+import { randomDigits, referenceNumber } from './ids.js'
+import { type BankResult, fpxTime, type Model, type PaymentRecord, type RecordContext, resultFieldsOf } from './records.js'
+
+export type { BankResult, Model, PaymentRecord } from './records.js'
+
+/** Who a Basic-authenticated request comes from. */
+export type Principal =
+  | { readonly kind: 'merchant'; readonly merchant: Merchant; readonly credential: CredentialSet }
+  | { readonly kind: 'partner'; readonly partner: Partner; readonly credential: CredentialSet }
+
+export type CompletionOutcome = 'approve' | 'reject' | 'cancel' | 'pending'
+
+export type NewPayment = Omit<PaymentRecord, 'paymentId' | 'exchangeNumber' | 'merchantReferenceNumber' | 'createdAt' | 'paymentStatus' | 'paymentStage' | 'bank'>
+
+interface Snapshot {
+  version: 1
+  setup: Setup
+  payments: PaymentRecord[]
+  nextPaymentId: number
+}
+
+/** Bank answers per outcome. Codes other than 00 and 99 are failures; 1C is the buyer's cancel. */
+const BANK_ANSWERS = {
+  approve: { code: '00', message: 'Approved', fpxStatus: true },
+  reject: { code: '51', message: 'Insufficient funds', fpxStatus: false },
+  cancel: { code: '1C', message: 'Buyer cancelled the transaction', fpxStatus: false },
+  pending: { code: '99', message: 'Pending for authorizer approval', fpxStatus: false },
+} as const
+
+function sameText(a: string, b: string): boolean {
+  const left = Buffer.from(a)
+  const right = Buffer.from(b)
+  return left.length === right.length && timingSafeEqual(left, right)
+}
+
+const FIRST_PAYMENT_ID = 100_001
+
+export class EmulatorState {
+  setup: Setup
+  payments: PaymentRecord[] = []
+  /** The running server's {base_url}; the addresses in records and results are built from it. */
+  baseUrl = ''
+  private nextPaymentId = FIRST_PAYMENT_ID
+  private readonly seed: Setup
+
+  constructor(
+    setup: Setup,
+    readonly now: () => Date = () => new Date(),
+    private readonly onChange: (state: EmulatorState) => void = () => {},
+  ) {
+    this.seed = structuredClone(setup)
+    this.setup = structuredClone(setup)
+  }
+
+  /** Basic auth: any credential set of any merchant or partner, the Auth Token compared in constant time. */
+  authenticate(uid: string, authToken: string): Principal | undefined {
+    for (const merchant of this.setup.merchants)
+      for (const credential of merchant.credentials)
+        if (credential.uid === uid && sameText(credential.authToken, authToken)) return { kind: 'merchant', merchant, credential }
+    for (const partner of this.setup.partners)
+      for (const credential of partner.credentials)
+        if (credential.uid === uid && sameText(credential.authToken, authToken)) return { kind: 'partner', partner, credential }
+    return undefined
+  }
+
+  /** Payment creation identifies the merchant by the Auth Token alone (spec, Authentication 2 and 5). */
+  merchantByAuthToken(authToken: string): { merchant: Merchant; credential: CredentialSet } | undefined {
+    let found: { merchant: Merchant; credential: CredentialSet } | undefined
+    for (const merchant of this.setup.merchants)
+      for (const credential of merchant.credentials) if (sameText(credential.authToken, authToken)) found ??= { merchant, credential }
+    return found
+  }
+
+  partnerByPartnerUid(partnerUid: string): Partner | undefined {
+    return this.setup.partners.find((partner) => partner.partnerUids.includes(partnerUid))
+  }
+
+  banks(model: Model): Bank[] {
+    return model === 'B2C' ? this.setup.banks.b2c : this.setup.banks.b2b1
+  }
+
+  payment(exchangeNumber: string): PaymentRecord | undefined {
+    return this.payments.find((payment) => payment.exchangeNumber === exchangeNumber)
+  }
+
+  /** The payments a principal may read: a merchant's own, or those a partner created with its partner_uids. */
+  visiblePayments(principal: Principal): PaymentRecord[] {
+    if (principal.kind === 'merchant') return this.payments.filter((payment) => payment.merchantId === principal.merchant.id)
+    const own = new Set(principal.partner.partnerUids)
+    return this.payments.filter((payment) => payment.partnerUid !== null && own.has(payment.partnerUid))
+  }
+
+  addPayment(input: NewPayment): PaymentRecord {
+    const record: PaymentRecord = {
+      ...input,
+      paymentId: this.nextPaymentId++,
+      exchangeNumber: this.unusedReference((value) => this.payment(value) !== undefined),
+      merchantReferenceNumber: this.unusedReference((value) => this.payments.some((p) => p.merchantReferenceNumber === value)),
+      createdAt: this.now().toISOString(),
+      paymentStatus: false,
+      paymentStage: 'payment_pending',
+      bank: null,
+    }
+    this.payments.push(record)
+    this.onChange(this)
+    return record
+  }
+
+  private unusedReference(taken: (value: string) => boolean): string {
+    for (;;) {
+      const value = referenceNumber()
+      if (!taken(value)) return value
+    }
+  }
+
+  /**
+   * Records the bank's answer. A payment takes one final answer; a B2B1 payment pending approval (99) may still
+   * be approved or rejected by the corporate approver.
+   */
+  complete(exchangeNumber: string, outcome: CompletionOutcome, bankCode?: string): PaymentRecord {
+    const record = this.payment(exchangeNumber)
+    if (record === undefined) throw new ApiError(404, 'not_found', `no payment with exchange_number ${exchangeNumber}`)
+    const pendingApproval = record.bank?.debitAuthCode === '99'
+    if (record.bank !== null && !pendingApproval) throw new ApiError(409, 'conflict', 'the payment already has its final result')
+    if (outcome === 'pending' && record.model !== 'B2B1')
+      throw new ApiError(409, 'conflict', 'only a B2B1 payment can wait for corporate approval')
+    if (outcome === 'pending' && pendingApproval) throw new ApiError(409, 'conflict', 'the payment is already pending approval')
+    if (outcome === 'cancel' && pendingApproval) throw new ApiError(409, 'conflict', 'the buyer has left the bank; approve or reject')
+    const code = bankCode ?? record.bank?.bankCode ?? record.buyerBankCode ?? this.firstOnlineBank(record.model)?.code
+    const bank = this.banks(record.model).find((candidate) => candidate.code === code)
+    if (bank === undefined) throw new ApiError(422, 'invalid_parameters', 'unknown bank', { bank_code: `no ${record.model} bank with this code` })
+    const answer = BANK_ANSWERS[outcome]
+    const now = this.now()
+    const result: BankResult = {
+      debitAuthCode: answer.code,
+      statusMessage: answer.message,
+      fpxStatus: answer.fpxStatus,
+      bankCode: bank.code,
+      bankName: bank.name,
+      fpxName: record.buyerName.toUpperCase(),
+      transactionId: record.bank?.transactionId ?? fpxTime(now).slice(2, 8) + randomDigits(10),
+      transactionTime: fpxTime(now),
+    }
+    record.bank = result
+    record.paymentStatus = outcome === 'approve'
+    record.paymentStage = outcome === 'approve' ? 'payment_successful' : outcome === 'pending' ? 'payment_pending' : 'payment_unsuccessful'
+    this.onChange(this)
+    return record
+  }
+
+  private firstOnlineBank(model: Model): Bank | undefined {
+    return this.banks(model).find((bank) => bank.status === 'online')
+  }
+
+  /** The merchant and credential set behind a record, for building its views. */
+  contextOf(record: PaymentRecord): RecordContext {
+    const merchant = this.setup.merchants.find((candidate) => candidate.id === record.merchantId)
+    const credential = merchant?.credentials.find((set) => set.uid === record.credentialUid)
+    if (merchant === undefined || credential === undefined) throw new Error(`payment ${record.exchangeNumber} refers to a removed credential set`)
+    return { baseUrl: this.baseUrl, merchant, credential }
+  }
+
+  /**
+   * The signed fields the service posts to redirect_url and callback_url for the payment's current state,
+   * signed with the Checksum Token of the credential set that created it.
+   */
+  resultFields(record: PaymentRecord): Record<string, FieldInput> {
+    const context = this.contextOf(record)
+    const fields = resultFieldsOf(record, context, this.setup.includeTokenInResults)
+    return { ...fields, checksum: messageChecksum(fields, context.credential.checksumToken) }
+  }
+
+  /** Back to the configured merchants, partners and banks, with no payments. */
+  reset(): void {
+    this.setup = structuredClone(this.seed)
+    this.payments = []
+    this.nextPaymentId = FIRST_PAYMENT_ID
+    this.onChange(this)
+  }
+
+  toJSON(): Snapshot {
+    return { version: 1, setup: this.setup, payments: this.payments, nextPaymentId: this.nextPaymentId }
+  }
+
+  /** Restores a snapshot written by saveState (the seed for reset stays the configured one). */
+  restore(snapshot: unknown): void {
+    const value = snapshot as Partial<Snapshot> | null
+    if (value?.version !== 1 || value.setup === undefined || !Array.isArray(value.payments) || typeof value.nextPaymentId !== 'number')
+      throw new TypeError('the emulator state file is not a version 1 snapshot')
+    this.setup = value.setup
+    this.payments = value.payments
+    this.nextPaymentId = value.nextPaymentId
+  }
+}
+
+/** Writes the state as JSON, atomically, so a crash never leaves half a file. The file holds credentials: keep it local. */
+export function saveState(state: EmulatorState, file: string): void {
+  const temporary = `${file}.${process.pid}.tmp`
+  writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 })
+  renameSync(temporary, file)
+}
+
+/** Loads a saved state into `state` when the file exists; returns whether it did. */
+export function loadState(state: EmulatorState, file: string): boolean {
+  if (!existsSync(file)) return false
+  state.restore(JSON.parse(readFileSync(file, 'utf8')))
+  return true
+}
