@@ -109,8 +109,8 @@ function toClaim(reply: unknown): Claim {
 /**
  * A store for several processes (or restarts) receiving deliveries: claims are `SET NX PX` leases decided in
  * one Lua script together with the "never regress" check, and only the lease's owner can complete or release.
- * A concurrent duplicate held by another delivery is answered busy without `settled`, so the receiver replies
- * 409 with Retry-After (the lease's remaining time).
+ * A concurrent duplicate held by another process is answered busy without `settled`: the receiver asks again
+ * for up to busyWaitMs, then replies 409 with Retry-After.
  *
  * What it promises: a state is recorded only by a delivery whose handlers returned while it still held the
  * lease. A process killed after its handlers' effects but before completion leaves the state unrecorded, so the
