@@ -1,5 +1,8 @@
+import { type CallbackDeliverer, type CallbackDelivery, completePayment, deliveryJson } from './delivery.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
+import { faultsJson, parseFaults } from './faults.js'
 import { type Context, type Reply, type Route, readJson } from './http.js'
+import { bankPagePath } from './pages.js'
 import { listRecord } from './records.js'
 import type { CompletionOutcome, PaymentRecord } from './state.js'
 
@@ -18,6 +21,8 @@ function describe(context: Context, record: PaymentRecord): Record<string, unkno
     cancel_url: record.cancelUrl,
     timeout_url: record.timeoutUrl,
     buyer_bank_code: record.buyerBankCode,
+    // Where a test (or a browser) starts the hosted journey for this payment.
+    payment_page_url: `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`,
   }
 }
 
@@ -28,14 +33,53 @@ function find(context: Context): PaymentRecord {
   return record
 }
 
-async function complete(context: Context): Promise<Reply> {
+function deliveryOf(delivery: CallbackDelivery | undefined): Record<string, unknown> | null {
+  return delivery === undefined ? null : deliveryJson(delivery)
+}
+
+/** Completing records the bank's answer and sends the callback, as the bank page does; the redirect needs a browser. */
+async function complete(context: Context, deliverer: CallbackDeliverer): Promise<Reply> {
   const body = await readJson(context.req)
   const outcome = body.outcome
   if (typeof outcome !== 'string' || !(OUTCOMES as readonly string[]).includes(outcome))
     throw invalidParameters({ outcome: `must be one of ${OUTCOMES.join(', ')}` })
   if (body.bank_code !== undefined && typeof body.bank_code !== 'string') throw invalidParameters({ bank_code: 'must be text' })
-  const record = context.state.complete(find(context).exchangeNumber, outcome as CompletionOutcome, body.bank_code as string | undefined)
-  return { json: { payment: describe(context, record), result: context.state.resultFields(record) } }
+  const done = completePayment(context.state, deliverer, find(context).exchangeNumber, outcome as CompletionOutcome, body.bank_code as string | undefined)
+  return { json: { payment: describe(context, done.record), result: done.fields, callback: deliveryOf(done.callback) } }
+}
+
+/** The corporate approver approves a B2B1 payment pending approval (99 → 00). */
+function approve(context: Context, deliverer: CallbackDeliverer): Reply {
+  const record = find(context)
+  if (record.bank?.debitAuthCode !== '99') throw new ApiError(409, 'conflict', 'the payment is not pending corporate approval')
+  const done = completePayment(context.state, deliverer, record.exchangeNumber, 'approve')
+  return { json: { payment: describe(context, done.record), result: done.fields, callback: deliveryOf(done.callback) } }
+}
+
+/** Posts the current result to callback_url again, as a fresh delivery with its own attempts. */
+function redeliver(context: Context, deliverer: CallbackDeliverer): Reply {
+  const record = find(context)
+  if (record.bank === null) throw new ApiError(409, 'conflict', 'the payment has no bank result yet')
+  const delivery = deliverer.send(record, context.state.resultFields(record), 'redelivery')
+  if (delivery === undefined) throw new ApiError(409, 'conflict', 'the payment has no callback_url')
+  return { status: 202, json: deliveryJson(delivery) }
+}
+
+function deliveries(context: Context, deliverer: CallbackDeliverer): Reply {
+  const exchangeNumber = context.url.searchParams.get('exchange_number')
+  const chosen = deliverer.deliveries.filter((delivery) => exchangeNumber === null || delivery.exchangeNumber === exchangeNumber)
+  return { json: { deliveries: chosen.map(deliveryJson) } }
+}
+
+function delivery(context: Context, deliverer: CallbackDeliverer): Reply {
+  const found = deliverer.find(context.params.id ?? '')
+  if (found === undefined) throw notFound('no delivery with this id')
+  return { json: deliveryJson(found) }
+}
+
+async function setFaults(context: Context, deliverer: CallbackDeliverer): Promise<Reply> {
+  deliverer.faults = parseFaults(await readJson(context.req))
+  return { json: faultsJson(deliverer.faults) }
 }
 
 function result(context: Context): Reply {
@@ -55,18 +99,28 @@ async function setBankStatus(context: Context): Promise<Reply> {
   return { json: bank }
 }
 
-export const controlRoutes: Route[] = [
-  { method: 'GET', path: '/payments', handler: (context) => ({ json: { payments: context.state.payments.map((p) => describe(context, p)) } }) },
-  { method: 'GET', path: '/payments/:exchange_number', handler: (context) => ({ json: describe(context, find(context)) }) },
-  { method: 'GET', path: '/payments/:exchange_number/result', handler: result },
-  { method: 'POST', path: '/payments/:exchange_number/complete', handler: complete },
-  { method: 'POST', path: '/banks/:model/:code', handler: setBankStatus },
-  {
-    method: 'POST',
-    path: '/reset',
-    handler: (context) => {
-      context.state.reset()
-      return { json: { reset: true } }
+export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
+  return [
+    { method: 'GET', path: '/payments', handler: (context) => ({ json: { payments: context.state.payments.map((p) => describe(context, p)) } }) },
+    { method: 'GET', path: '/payments/:exchange_number', handler: (context) => ({ json: describe(context, find(context)) }) },
+    { method: 'GET', path: '/payments/:exchange_number/result', handler: result },
+    { method: 'POST', path: '/payments/:exchange_number/complete', handler: (context) => complete(context, deliverer) },
+    { method: 'POST', path: '/payments/:exchange_number/approve', handler: (context) => approve(context, deliverer) },
+    { method: 'POST', path: '/payments/:exchange_number/redeliver', handler: (context) => redeliver(context, deliverer) },
+    { method: 'GET', path: '/deliveries', handler: (context) => deliveries(context, deliverer) },
+    { method: 'GET', path: '/deliveries/:id', handler: (context) => delivery(context, deliverer) },
+    { method: 'GET', path: '/faults', handler: () => ({ json: faultsJson(deliverer.faults) }) },
+    { method: 'POST', path: '/faults', handler: (context) => setFaults(context, deliverer) },
+    { method: 'POST', path: '/banks/:model/:code', handler: setBankStatus },
+    {
+      method: 'POST',
+      path: '/reset',
+      handler: (context) => {
+        // Pending retries die with the payments they were for; faults are cleared with them.
+        deliverer.reset()
+        context.state.reset()
+        return { json: { reset: true } }
+      },
     },
-  },
-]
+  ]
+}

@@ -1,9 +1,9 @@
 import { timingSafeEqual } from 'node:crypto'
 import { requestChecksum } from '../checksum.js'
 import type { CredentialSet, Merchant } from './config.js'
-import { ApiError, type FieldErrors, invalidParameters, notFound } from './errors.js'
+import { ApiError, type FieldErrors, invalidParameters } from './errors.js'
 import { type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
-import { bankPagePath, bankPagePlaceholder, paymentCreatedPage } from './pages.js'
+import { bankPagePath, paymentCreatedPage } from './pages.js'
 import type { Model, NewPayment } from './state.js'
 import { amount, check, checkNested, email, httpUrl, oneLine, oneOf, phone } from './validation.js'
 
@@ -130,13 +130,6 @@ async function createPayment(context: Context): Promise<Reply> {
   return { status: 200, html: paymentCreatedPage(record, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
 }
 
-function bankPage(context: Context): Reply {
-  const record = context.state.payment(context.params.exchange_number ?? '')
-  if (record === undefined) throw notFound('no such payment')
-  return { html: bankPagePlaceholder(record) }
-}
-
 export const paymentRoutes: Route[] = [
   { method: 'POST', path: '/v1/payments', handler: createPayment },
-  { method: 'GET', path: '/pay/:exchange_number', handler: bankPage },
 ]

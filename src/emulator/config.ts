@@ -48,6 +48,8 @@ export const emulatorConfigSchema = z.object({
   banks: z.object({ b2c: z.array(bankSchema).optional(), b2b1: z.array(bankSchema).optional() }).optional(),
   /** The spec lists `token` among the fields seen in signed results; off by default so it never reaches a browser. */
   includeTokenInResults: z.boolean().optional(),
+  /** MYR per USD for payment sessions in USD (the spec's "current rate"; the emulator's is fixed). */
+  usdToMyrRate: z.number().positive().optional(),
 })
 
 export type EmulatorConfig = z.input<typeof emulatorConfigSchema>
@@ -96,6 +98,7 @@ export interface Setup {
   readonly partners: readonly Partner[]
   readonly banks: { readonly b2c: Bank[]; readonly b2b1: Bank[] }
   readonly includeTokenInResults: boolean
+  readonly usdToMyrRate: number
 }
 
 /** The credentials of the example shops (examples/shared/shop.ts DEMO_CONFIG), so they work against the emulator. */
@@ -152,6 +155,9 @@ const DEFAULT_B2B1_BANKS: ReadonlyArray<z.input<typeof bankSchema>> = [
   { code: 'RHB0218', name: 'RHB Reflex', status: 'offline' },
 ]
 
+/** A plausible recent rate; tests that care set their own. */
+export const DEFAULT_USD_TO_MYR_RATE = 4.2
+
 function credentialSets(given: ReadonlyArray<z.output<typeof credentialSchema>> | undefined, fallbackName: string): CredentialSet[] {
   return (given ?? [{}]).map((set, index) => ({
     name: set.name ?? (index === 0 ? fallbackName : `${fallbackName} ${index + 1}`),
@@ -205,5 +211,6 @@ export function resolveConfig(input: EmulatorConfig = {}): Setup {
     partners,
     banks: { b2c: banks(config.banks?.b2c ?? DEFAULT_B2C_BANKS), b2b1: banks(config.banks?.b2b1 ?? DEFAULT_B2B1_BANKS) },
     includeTokenInResults: config.includeTokenInResults ?? false,
+    usdToMyrRate: config.usdToMyrRate ?? DEFAULT_USD_TO_MYR_RATE,
   }
 }

@@ -149,3 +149,30 @@ export function resultFieldsOf(record: PaymentRecord, context: RecordContext, in
   if (includeToken) fields.token = context.credential.authToken
   return fields
 }
+
+/** A payment session (beta): what POST /apis/payments was given, until the buyer completes the hosted form. */
+export interface PaymentSession {
+  readonly slug: string
+  readonly merchantId: string
+  readonly credentialUid: string
+  readonly partnerUid: string | null
+  readonly orderNumber: string
+  readonly buyerName: string | null
+  readonly buyerEmail: string | null
+  readonly buyerPhone: string | null
+  /** In MYR, converted when the session was created in another currency. */
+  readonly transactionAmount: string
+  readonly currency: 'MYR' | 'USD'
+  /** As supplied, in `currency`. */
+  readonly currencyAmount: string
+  readonly productDescription: string
+  readonly callbackUrl: string | null
+  readonly redirectUrl: string | null
+  readonly cancelUrl: string | null
+  readonly timeoutUrl: string | null
+  readonly otherParams: Readonly<Record<string, string>> | null
+  readonly createdAt: string
+  updatedAt: string
+  /** exchange_numbers of the payments made from this session, oldest first. */
+  attempts: string[]
+}

@@ -4,10 +4,14 @@ import { bankRoutes } from './api-banks.js'
 import { controlRoutes } from './api-control.js'
 import { merchantRoutes } from './api-merchants.js'
 import { paymentRoutes } from './api-payments.js'
+import { sessionRoutes } from './api-session.js'
 import { transactionRoutes } from './api-transactions.js'
 import { type EmulatorConfig, resolveConfig } from './config.js'
+import { CallbackDeliverer, type DeliveryOptions } from './delivery.js'
 import { ApiError } from './errors.js'
 import { type CompiledRoute, compile, match, type Reply } from './http.js'
+import { accountRoutes } from './pages-account.js'
+import { BANK_PAGE_TIMEOUT_MS, hostedPageRoutes } from './pages-routes.js'
 import { EmulatorState, loadState, saveState } from './state.js'
 
 export interface EmulatorOptions {
@@ -22,6 +26,10 @@ export interface EmulatorOptions {
   now?: () => Date
   /** Where the emulator reports its own failures (answered 500). Default: standard error. */
   log?: (line: string) => void
+  /** Retries of callbacks to callback_url: attempts, backoff and time-out. */
+  delivery?: DeliveryOptions
+  /** The bank-selection page's time-out when timeout_url is set. Default 3 minutes, as the spec says. */
+  bankPageTimeoutMs?: number
 }
 
 export interface RunningEmulator {
@@ -64,8 +72,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const persist = stateFile === undefined ? () => {} : (changed: EmulatorState) => saveState(changed, stateFile)
   const state = new EmulatorState(resolveConfig(options.config), options.now, persist)
   if (stateFile !== undefined) loadState(state, stateFile)
-  const api = compile([...merchantRoutes, ...bankRoutes, ...paymentRoutes, ...transactionRoutes])
-  const control = compile(controlRoutes)
+  const deliverer = new CallbackDeliverer(options.delivery)
+  const pages = hostedPageRoutes({ deliverer, bankPageTimeoutMs: options.bankPageTimeoutMs ?? BANK_PAGE_TIMEOUT_MS })
+  const api = compile([...merchantRoutes, ...bankRoutes, ...paymentRoutes, ...pages, ...transactionRoutes, ...sessionRoutes, ...accountRoutes])
+  const control = compile(controlRoutes(deliverer))
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const url = new URL(req.url ?? '/', 'http://emulator.invalid')
@@ -102,11 +112,15 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
     baseUrl: state.baseUrl,
     state,
     stop() {
-      stopped ??= new Promise<void>((resolve, reject) => {
-        server.close((error) => (error === undefined ? resolve() : reject(error)))
-        server.closeAllConnections()
-        if (stateFile !== undefined) saveState(state, stateFile)
-      })
+      stopped ??= Promise.all([
+        new Promise<void>((resolve, reject) => {
+          server.close((error) => (error === undefined ? resolve() : reject(error)))
+          server.closeAllConnections()
+          if (stateFile !== undefined) saveState(state, stateFile)
+        }),
+        // Pending retries would otherwise post callbacks after the emulator is gone.
+        deliverer.stop(),
+      ]).then(() => {})
       return stopped
     },
   }

@@ -5,9 +5,9 @@ import type { FieldInput } from '../values.js'
 import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
 import { ApiError } from './errors.js'
 import { randomDigits, referenceNumber } from './ids.js'
-import { type BankResult, fpxTime, type Model, type PaymentRecord, type RecordContext, resultFieldsOf } from './records.js'
+import { type BankResult, fpxTime, type Model, type PaymentRecord, type PaymentSession, type RecordContext, resultFieldsOf } from './records.js'
 
-export type { BankResult, Model, PaymentRecord } from './records.js'
+export type { BankResult, Model, PaymentRecord, PaymentSession } from './records.js'
 
 /** Who a Basic-authenticated request comes from. */
 export type Principal =
@@ -23,6 +23,8 @@ interface Snapshot {
   setup: Setup
   payments: PaymentRecord[]
   nextPaymentId: number
+  /** Absent in snapshots written before payment sessions existed. */
+  sessions?: PaymentSession[]
 }
 
 /** Bank answers per outcome. Codes other than 00 and 99 are failures; 1C is the buyer's cancel. */
@@ -44,6 +46,8 @@ const FIRST_PAYMENT_ID = 100_001
 export class EmulatorState {
   setup: Setup
   payments: PaymentRecord[] = []
+  /** Payment sessions (beta), created by POST /apis/payments; see api-session.ts. */
+  sessions: PaymentSession[] = []
   /** The running server's {base_url}; the addresses in records and results are built from it. */
   baseUrl = ''
   private nextPaymentId = FIRST_PAYMENT_ID
@@ -176,16 +180,28 @@ export class EmulatorState {
     return { ...fields, checksum: messageChecksum(fields, context.credential.checksumToken) }
   }
 
+  /** Keeps a payment session: saved with the state like a payment. */
+  addSession(session: PaymentSession): void {
+    this.sessions.push(session)
+    this.onChange(this)
+  }
+
+  /** For changes made to a record or session in place, so the state file follows. */
+  changed(): void {
+    this.onChange(this)
+  }
+
   /** Back to the configured merchants, partners and banks, with no payments. */
   reset(): void {
     this.setup = structuredClone(this.seed)
     this.payments = []
+    this.sessions = []
     this.nextPaymentId = FIRST_PAYMENT_ID
     this.onChange(this)
   }
 
   toJSON(): Snapshot {
-    return { version: 1, setup: this.setup, payments: this.payments, nextPaymentId: this.nextPaymentId }
+    return { version: 1, setup: this.setup, payments: this.payments, nextPaymentId: this.nextPaymentId, sessions: this.sessions }
   }
 
   /** Restores a snapshot written by saveState (the seed for reset stays the configured one). */
@@ -196,6 +212,7 @@ export class EmulatorState {
     this.setup = value.setup
     this.payments = value.payments
     this.nextPaymentId = value.nextPaymentId
+    this.sessions = value.sessions ?? []
   }
 }
 

@@ -1,0 +1,72 @@
+/**
+ * The `fpx-collect` command: emulator, sign, verify, trigger. Built to dist/cli.js (the package's bin);
+ * during development: node --import tsx src/cli/index.ts <command> ...
+ */
+import { UsageError } from './args.js'
+import { EXIT, type Io } from './common.js'
+import { emulator } from './emulator.js'
+import { sign } from './sign.js'
+import { trigger } from './trigger.js'
+import { verify } from './verify.js'
+
+const HELP = `Usage: fpx-collect <command> [options]
+
+Commands:
+  emulator   Start the local emulator of the payment service
+  sign       Compute a checksum, or a signed body, from fields
+  verify     Check a captured redirect/callback body: valid or not, and why
+  trigger    Send a signed payment result of a chosen state to a URL
+
+Run fpx-collect <command> --help for its options.
+Secrets come from --checksum-token or the FPX_CHECKSUM_TOKEN environment variable and are never printed.
+Exit codes: 0 success, 1 negative answer (invalid message, non-2xx reply), 2 usage error, 3 failure (network, port).
+`
+
+const io: Io = {
+  out: (text) => void process.stdout.write(text),
+  err: (text) => void process.stderr.write(text),
+  async readStdin() {
+    const chunks: Buffer[] = []
+    for await (const chunk of process.stdin as AsyncIterable<Buffer>) chunks.push(chunk)
+    return Buffer.concat(chunks).toString('utf8')
+  },
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  const [command, ...rest] = argv
+  try {
+    switch (command) {
+      case 'emulator':
+        return await emulator(rest, io)
+      case 'sign':
+        return sign(rest, io, process.env)
+      case 'verify':
+        return await verify(rest, io, process.env)
+      case 'trigger':
+        return await trigger(rest, io, process.env)
+      case undefined:
+      case '--help':
+      case '-h':
+      case 'help':
+        io.out(HELP)
+        return command === undefined ? EXIT.usage : EXIT.ok
+      default:
+        throw new UsageError(`unknown command "${command}"`)
+    }
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error
+    io.err(`fpx-collect${command === undefined ? '' : ` ${command}`}: ${error.message}\nRun fpx-collect ${command !== undefined && ['emulator', 'sign', 'verify', 'trigger'].includes(command) ? `${command} ` : ''}--help for usage.\n`)
+    return EXIT.usage
+  }
+}
+
+// No top-level await, so the bundle works whether tsup emits it as ESM or CommonJS.
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code
+  },
+  (error: unknown) => {
+    process.stderr.write(`fpx-collect: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = EXIT.failure
+  },
+)

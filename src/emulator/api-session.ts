@@ -1,0 +1,213 @@
+import { escapeHtml, htmlPage } from '../html.js'
+import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
+import { ApiError, invalidParameters, notFound } from './errors.js'
+import { basicAuth, type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
+import { randomDigits, newSlug } from './ids.js'
+import { bankPagePath } from './pages.js'
+import { mytIso } from './records.js'
+import type { PaymentSession } from './state.js'
+import { amount, check, checkNested, email, httpUrl, oneLine, oneOf, phone, type Rule } from './validation.js'
+
+/**
+ * Payment sessions (beta): POST {base}/apis/payments with Basic auth answers a hosted form address; the buyer
+ * fills in what the merchant did not send, and the form creates the payment and goes on to bank selection.
+ */
+const BUYER_RULES = { buyer_name: oneLine(100), buyer_email: email, buyer_phone: phone } satisfies Record<string, Rule>
+
+const OPTIONAL: Record<string, Rule> = {
+  ...BUYER_RULES,
+  order_number: oneLine(50),
+  product_description: oneLine(255),
+  callback_url: httpUrl,
+  redirect_url: httpUrl,
+  cancel_url: httpUrl,
+  timeout_url: httpUrl,
+  partner_uid: oneLine(64),
+  currency: oneOf('MYR', 'USD'),
+}
+
+const BUYER_LABELS: Record<keyof typeof BUYER_RULES, [string, string]> = {
+  buyer_name: ['Full name', 'text'],
+  buyer_email: ['E-mail address', 'email'],
+  buyer_phone: ['Phone number (with +country code)', 'tel'],
+}
+
+function optional(form: FormBody, name: string): string | null {
+  const value = form.fields.get(name)
+  return value === undefined || value === '' ? null : value
+}
+
+/**
+ * amount × rate to whole sen, rounded half up. BigInt on cents and a rate in millionths, so neither binary
+ * fractions (0.1 + 0.2) nor nine-digit amounts lose a sen.
+ */
+export function convertToMyr(usd: string, rate: number): string {
+  const cents = BigInt(usd.replace('.', ''))
+  const sen = (cents * BigInt(Math.round(rate * 1_000_000)) + 500_000n) / 1_000_000n
+  return `${sen / 100n}.${String(sen % 100n).padStart(2, '0')}`
+}
+
+export function sessionView(session: PaymentSession, baseUrl: string): Record<string, unknown> {
+  return {
+    payment_url: `${baseUrl}/apis/${session.slug}/payment_session`,
+    data: {
+      buyer_name: session.buyerName,
+      buyer_email: session.buyerEmail,
+      buyer_phone: session.buyerPhone,
+      transaction_amount: session.transactionAmount,
+      order_number: session.orderNumber,
+      product_description: session.productDescription,
+      slug: session.slug,
+      callback_url: session.callbackUrl,
+      redirect_url: session.redirectUrl,
+      cancel_url: session.cancelUrl,
+      timeout_url: session.timeoutUrl,
+      currency: session.currency,
+      currency_amount: session.currencyAmount,
+      partner_uid: session.partnerUid,
+      other_params: session.otherParams,
+      created_at: mytIso(new Date(session.createdAt)),
+      updated_at: mytIso(new Date(session.updatedAt)),
+    },
+  }
+}
+
+async function createSession(context: Context): Promise<Reply> {
+  const principal = basicAuth(context)
+  // Partners act for merchants with the merchants' own credentials plus partner_uid, as in payment creation.
+  if (principal.kind !== 'merchant')
+    throw new ApiError(403, 'partner_not_authorized', "use the merchant's API UID and Auth Token, with partner_uid to act as its partner")
+  const form = await readForm(context.req)
+  const problems = check(form.fields, { transaction_amount: amount }, OPTIONAL)
+  checkNested(form.nested, problems)
+  for (const name of form.nested.keys()) if (name !== 'params') problems[name] = 'only params is taken by payment sessions'
+  if (Object.keys(problems).length > 0) throw invalidParameters(problems)
+  const partnerUid = optional(form, 'partner_uid')
+  if (partnerUid !== null) {
+    const partner = context.state.partnerByPartnerUid(partnerUid)
+    if (partner === undefined || !partner.merchantIds.includes(principal.merchant.id))
+      throw new ApiError(403, 'partner_not_authorized', 'this partner_uid may not create payments for this merchant')
+  }
+  const original = form.fields.get('transaction_amount') as string
+  const currency = optional(form, 'currency') === 'USD' ? 'USD' : 'MYR'
+  const myr = currency === 'USD' ? convertToMyr(original, context.state.setup.usdToMyrRate ?? DEFAULT_USD_TO_MYR_RATE) : original
+  if (myr === '0.00') throw invalidParameters({ transaction_amount: 'converts to 0.00 MYR' })
+  const orderNumber = optional(form, 'order_number') ?? `PS${randomDigits(10)}`
+  const params = form.nested.get('params')
+  const now = context.state.now().toISOString()
+  const session: PaymentSession = {
+    slug: newSlug(),
+    merchantId: principal.merchant.id,
+    credentialUid: principal.credential.uid,
+    partnerUid,
+    orderNumber,
+    buyerName: optional(form, 'buyer_name'),
+    buyerEmail: optional(form, 'buyer_email'),
+    buyerPhone: optional(form, 'buyer_phone'),
+    transactionAmount: myr,
+    currency,
+    currencyAmount: original,
+    productDescription: optional(form, 'product_description') ?? `Payment for order ${orderNumber}`,
+    callbackUrl: optional(form, 'callback_url'),
+    redirectUrl: optional(form, 'redirect_url'),
+    cancelUrl: optional(form, 'cancel_url'),
+    timeoutUrl: optional(form, 'timeout_url'),
+    otherParams: params === undefined || params.size === 0 ? null : Object.fromEntries(params),
+    createdAt: now,
+    updatedAt: now,
+    attempts: [],
+  }
+  context.state.addSession(session)
+  return { json: sessionView(session, context.state.baseUrl) }
+}
+
+function findSession(context: Context): PaymentSession {
+  const session = context.state.sessions.find((candidate) => candidate.slug === context.params.slug)
+  if (session === undefined) throw notFound('no such payment session')
+  return session
+}
+
+function paid(context: Context, session: PaymentSession): boolean {
+  return session.attempts.some((exchangeNumber) => context.state.payment(exchangeNumber)?.paymentStatus === true)
+}
+
+function missingBuyerFields(session: PaymentSession): (keyof typeof BUYER_RULES)[] {
+  const given = { buyer_name: session.buyerName, buyer_email: session.buyerEmail, buyer_phone: session.buyerPhone }
+  return (Object.keys(BUYER_RULES) as (keyof typeof BUYER_RULES)[]).filter((name) => given[name] === null)
+}
+
+function sessionPage(context: Context, session: PaymentSession, problems: Record<string, string> = {}, entered: FormBody['fields'] = new Map()): string {
+  const summary = `<h1>Pay RM ${escapeHtml(session.transactionAmount)}</h1>
+<dl>
+<dt>Order</dt><dd data-order-number>${escapeHtml(session.orderNumber)}</dd>
+<dt>For</dt><dd>${escapeHtml(session.productDescription)}</dd>
+${session.currency === 'MYR' ? '' : `<dt>Charged as</dt><dd>${escapeHtml(session.currency)} ${escapeHtml(session.currencyAmount)}</dd>`}
+${session.buyerName === null ? '' : `<dt>Name</dt><dd>${escapeHtml(session.buyerName)}</dd>`}
+${session.buyerEmail === null ? '' : `<dt>E-mail</dt><dd>${escapeHtml(session.buyerEmail)}</dd>`}
+${session.buyerPhone === null ? '' : `<dt>Phone</dt><dd>${escapeHtml(session.buyerPhone)}</dd>`}
+</dl>`
+  if (paid(context, session)) return htmlPage('Payment session', `${summary}\n<p role="status">This order is already paid.</p>`)
+  const inputs = missingBuyerFields(session)
+    .map((name) => {
+      const [label, type] = BUYER_LABELS[name]
+      const problem = problems[name] === undefined ? '' : `<br><small role="alert" id="${name}-error">${escapeHtml(label)} ${escapeHtml(problems[name])}</small>`
+      return `<p><label for="${name}">${escapeHtml(label)}</label><br><input id="${name}" name="${name}" type="${type}" required value="${escapeHtml(entered.get(name) ?? '')}">${problem}</p>`
+    })
+    .join('\n')
+  const action = `${context.state.baseUrl}/apis/${encodeURIComponent(session.slug)}/payment_session`
+  return htmlPage(
+    'Payment session',
+    `${summary}
+<form id="session" method="post" action="${escapeHtml(action)}">
+${inputs}
+<button type="submit">Continue to bank selection</button>
+</form>`,
+  )
+}
+
+/** The buyer's submission: checks the fields the session lacked, then makes the payment and sends the buyer to the bank page. */
+async function submitSession(context: Context): Promise<Reply> {
+  const session = findSession(context)
+  const form = await readForm(context.req)
+  if (paid(context, session)) throw new ApiError(409, 'conflict', 'this payment session is already paid')
+  const missing = missingBuyerFields(session)
+  const rules = Object.fromEntries(missing.map((name) => [name, BUYER_RULES[name]]))
+  const problems = check(form.fields, rules, {})
+  if (Object.keys(problems).length > 0) return { status: 422, html: sessionPage(context, session, problems, form.fields) }
+  const value = (name: keyof typeof BUYER_RULES, given: string | null) => given ?? (form.fields.get(name) as string)
+  const record = context.state.addPayment({
+    merchantId: session.merchantId,
+    credentialUid: session.credentialUid,
+    partnerUid: session.partnerUid,
+    orderNumber: session.orderNumber,
+    buyerName: value('buyer_name', session.buyerName),
+    buyerEmail: value('buyer_email', session.buyerEmail),
+    buyerPhone: value('buyer_phone', session.buyerPhone),
+    transactionAmount: session.transactionAmount,
+    productDescription: session.productDescription,
+    callbackUrl: session.callbackUrl,
+    redirectUrl: session.redirectUrl,
+    cancelUrl: session.cancelUrl,
+    timeoutUrl: session.timeoutUrl,
+    redirectPost: false,
+    model: 'B2C',
+    bankSelection: 'dropdown',
+    buyerBankCode: null,
+    params: session.otherParams,
+    shippingAddress: null,
+    billingAddress: null,
+    clientIp: context.clientIp,
+  })
+  session.attempts.push(record.exchangeNumber)
+  session.updatedAt = context.state.now().toISOString()
+  context.state.changed()
+  const location = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
+  // 303: the browser follows with GET, so reloading the bank page never posts the form again.
+  return { status: 303, html: htmlPage('Continue', `<p><a href="${escapeHtml(location)}">Continue to bank selection</a></p>`), headers: { location, 'x-exchange-number': record.exchangeNumber } }
+}
+
+export const sessionRoutes: Route[] = [
+  { method: 'POST', path: '/apis/payments', handler: createSession },
+  { method: 'GET', path: '/apis/:slug/payment_session', handler: (context) => ({ html: sessionPage(context, findSession(context)) }) },
+  { method: 'POST', path: '/apis/:slug/payment_session', handler: submitSession },
+]

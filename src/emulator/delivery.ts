@@ -1,0 +1,253 @@
+import { encodeForm } from '../testing.js'
+import type { FieldInput } from '../values.js'
+import { type Faults, NO_FAULTS } from './faults.js'
+import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'
+
+/**
+ * Server-to-server result delivery to callback_url, with the retries and the log a merchant needs to see what
+ * happened. The spec leaves retry behaviour, time-outs and the expected reply unshown; the emulator retries
+ * until a 2xx with exponential backoff (docs/emulator.md).
+ */
+export interface DeliveryOptions {
+  /** Attempts per callback, the first included. Default 8. */
+  attempts?: number
+  /** Wait before the second attempt; each later wait doubles. Default 1000 ms. */
+  initialDelayMs?: number
+  /** Cap on one wait. Default 5 minutes. */
+  maxDelayMs?: number
+  /** An attempt that has no answer after this long counts as failed. Default 10 s. */
+  timeoutMs?: number
+}
+
+export type DeliveryReason = 'result' | 'duplicate' | 'redelivery'
+export type DeliveryState = 'held' | 'scheduled' | 'sending' | 'delivered' | 'failed' | 'cancelled'
+
+export interface DeliveryAttempt {
+  readonly number: number
+  readonly startedAt: string
+  readonly durationMs: number
+  /** The HTTP status answered, or null when there was no answer. */
+  readonly status: number | null
+  /** Why there was no answer (ECONNREFUSED, timeout, ...), or null. */
+  readonly error: string | null
+  /** The start of the body answered, to show why a merchant refused. */
+  readonly answer: string | null
+}
+
+export interface CallbackDelivery {
+  readonly id: string
+  readonly exchangeNumber: string
+  readonly url: string
+  readonly fields: Record<string, FieldInput>
+  readonly reason: DeliveryReason
+  readonly createdAt: string
+  state: DeliveryState
+  nextAttemptAt: string | null
+  readonly attempts: DeliveryAttempt[]
+}
+
+const ANSWER_EXCERPT = 200
+
+function reasonOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error)
+  if (error.name === 'TimeoutError') return 'timeout'
+  const code = (error.cause as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' ? code : (error.cause instanceof Error ? error.cause.message : error.message)
+}
+
+/** The wait after failed attempt `number` (1-based): initial, then doubling, capped. */
+export function retryDelayMs(number: number, initialDelayMs: number, maxDelayMs: number): number {
+  return Math.min(maxDelayMs, initialDelayMs * 2 ** (number - 1))
+}
+
+export class CallbackDeliverer {
+  deliveries: CallbackDelivery[] = []
+  faults: Faults = NO_FAULTS
+  private readonly attempts: number
+  private readonly initialDelayMs: number
+  private readonly maxDelayMs: number
+  private readonly timeoutMs: number
+  private readonly timers = new Set<NodeJS.Timeout>()
+  private readonly inFlight = new Set<Promise<void>>()
+  private controller = new AbortController()
+  /** Out-of-order fault: the held 99 callback of each exchange_number, sent after the next one settles. */
+  private readonly held = new Map<string, CallbackDelivery>()
+  /** Delivery id → the held delivery to release once it settles. */
+  private readonly followers = new Map<string, CallbackDelivery>()
+  private nextId = 1
+
+  constructor(options: DeliveryOptions = {}) {
+    this.attempts = Math.max(1, options.attempts ?? 8)
+    this.initialDelayMs = Math.max(0, options.initialDelayMs ?? 1000)
+    this.maxDelayMs = Math.max(this.initialDelayMs, options.maxDelayMs ?? 5 * 60_000)
+    this.timeoutMs = Math.max(1, options.timeoutMs ?? 10_000)
+  }
+
+  find(id: string): CallbackDelivery | undefined {
+    return this.deliveries.find((delivery) => delivery.id === id)
+  }
+
+  /**
+   * Posts the signed result fields of a payment to its callback_url, as the faults say; undefined when the
+   * payment has no callback_url. A redelivery is one plain delivery: faults shape only the service's own sends.
+   */
+  send(record: PaymentRecord, fields: Record<string, FieldInput>, reason: DeliveryReason): CallbackDelivery | undefined {
+    if (record.callbackUrl === null) return undefined
+    const delivery = this.create(record, fields, reason)
+    const faults = reason === 'result' ? this.faults : NO_FAULTS
+    if (reason === 'result' && record.model === 'B2B1') {
+      const held = this.held.get(record.exchangeNumber)
+      if (held !== undefined) {
+        this.held.delete(record.exchangeNumber)
+        this.followers.set(delivery.id, held)
+      } else if (faults.outOfOrder && fields.fpx_debit_auth_code === '99') {
+        this.held.set(record.exchangeNumber, delivery)
+        return delivery
+      }
+    }
+    this.schedule(delivery, faults.delayMs)
+    for (let copy = 0; copy < faults.duplicate; copy++) this.schedule(this.create(record, fields, 'duplicate'), faults.delayMs)
+    return delivery
+  }
+
+  private create(record: PaymentRecord, fields: Record<string, FieldInput>, reason: DeliveryReason): CallbackDelivery {
+    const delivery: CallbackDelivery = {
+      id: `dlv_${this.nextId++}`,
+      exchangeNumber: record.exchangeNumber,
+      url: record.callbackUrl ?? '',
+      fields,
+      reason,
+      createdAt: new Date().toISOString(),
+      state: 'held',
+      nextAttemptAt: null,
+      attempts: [],
+    }
+    this.deliveries.push(delivery)
+    return delivery
+  }
+
+  private schedule(delivery: CallbackDelivery, delayMs: number): void {
+    delivery.state = 'scheduled'
+    delivery.nextAttemptAt = new Date(Date.now() + delayMs).toISOString()
+    // Even with no delay a timer, so the HTTP answer that caused the delivery goes out first.
+    const timer = setTimeout(() => {
+      this.timers.delete(timer)
+      const attempt = this.attempt(delivery).finally(() => this.inFlight.delete(attempt))
+      this.inFlight.add(attempt)
+    }, delayMs)
+    // stop() clears the timers; unref only spares a forgotten stop() from holding the process open.
+    timer.unref()
+    this.timers.add(timer)
+  }
+
+  private async attempt(delivery: CallbackDelivery): Promise<void> {
+    delivery.state = 'sending'
+    delivery.nextAttemptAt = null
+    const startedAt = new Date().toISOString()
+    const started = performance.now()
+    let status: number | null = null
+    let error: string | null = null
+    let answer: string | null = null
+    try {
+      const response = await fetch(delivery.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'fpx-collect-emulator' },
+        body: encodeForm(delivery.fields),
+        // A redirect is not an acknowledgement: the service would not re-post the fields elsewhere.
+        redirect: 'manual',
+        signal: AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.timeoutMs)]),
+      })
+      status = response.status
+      answer = (await response.text()).slice(0, ANSWER_EXCERPT)
+    } catch (failure) {
+      error = reasonOf(failure)
+    }
+    // Reset or stop cancelled it while the request was out: the log it belonged to is gone.
+    if (delivery.state !== 'sending') return
+    const number = delivery.attempts.length + 1
+    delivery.attempts.push({ number, startedAt, durationMs: Math.round(performance.now() - started), status, error, answer })
+    if (status !== null && status >= 200 && status < 300) this.settle(delivery, 'delivered')
+    else if (number >= this.attempts) this.settle(delivery, 'failed')
+    else this.schedule(delivery, retryDelayMs(number, this.initialDelayMs, this.maxDelayMs))
+  }
+
+  private settle(delivery: CallbackDelivery, state: 'delivered' | 'failed'): void {
+    delivery.state = state
+    const follower = this.followers.get(delivery.id)
+    if (follower === undefined) return
+    this.followers.delete(delivery.id)
+    this.schedule(follower, 0)
+  }
+
+  /** Cancels every pending retry and request; the log is kept unless `forget`. */
+  private cancelAll(forget: boolean): void {
+    for (const timer of this.timers) clearTimeout(timer)
+    this.timers.clear()
+    for (const delivery of this.deliveries)
+      if (delivery.state === 'held' || delivery.state === 'scheduled' || delivery.state === 'sending') {
+        delivery.state = 'cancelled'
+        delivery.nextAttemptAt = null
+      }
+    this.controller.abort()
+    this.controller = new AbortController()
+    this.held.clear()
+    this.followers.clear()
+    if (forget) {
+      this.deliveries = []
+      this.faults = NO_FAULTS
+      this.nextId = 1
+    }
+  }
+
+  reset(): void {
+    this.cancelAll(true)
+  }
+
+  /** Cancels all work and waits for requests in flight to wind down, so nothing keeps the process alive. */
+  async stop(): Promise<void> {
+    this.cancelAll(false)
+    await Promise.allSettled([...this.inFlight])
+  }
+}
+
+/** The control API's view of a delivery. */
+export function deliveryJson(delivery: CallbackDelivery): Record<string, unknown> {
+  return {
+    id: delivery.id,
+    exchange_number: delivery.exchangeNumber,
+    callback_url: delivery.url,
+    reason: delivery.reason,
+    state: delivery.state,
+    fpx_debit_auth_code: delivery.fields.fpx_debit_auth_code ?? null,
+    created_at: delivery.createdAt,
+    next_attempt_at: delivery.nextAttemptAt,
+    attempts: delivery.attempts.map((attempt) => ({
+      number: attempt.number,
+      started_at: attempt.startedAt,
+      duration_ms: attempt.durationMs,
+      status: attempt.status,
+      error: attempt.error,
+      answer: attempt.answer,
+    })),
+    fields: delivery.fields,
+  }
+}
+
+export interface Completion {
+  readonly record: PaymentRecord
+  readonly fields: Record<string, FieldInput>
+  readonly callback: CallbackDelivery | undefined
+}
+
+/** The bank's answer is known: record it, then send the callback (spec, Events). The redirect is the page's job. */
+export function completePayment(
+  state: EmulatorState,
+  deliverer: CallbackDeliverer,
+  exchangeNumber: string,
+  outcome: CompletionOutcome,
+  bankCode?: string,
+): Completion {
+  const record = state.complete(exchangeNumber, outcome, bankCode)
+  const fields = state.resultFields(record)
+  return { record, fields, callback: deliverer.send(record, fields, 'result') }
+}

@@ -1,0 +1,35 @@
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+/** The CLI as users run it: a separate Node process (through tsx, as `node --import tsx src/cli/index.ts`). */
+const ROOT = fileURLToPath(new URL('../..', import.meta.url))
+export const TOKEN = 'ab'.repeat(32)
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  // The caller's FPX_CHECKSUM_TOKEN must never leak into a test that checks what happens without one.
+  const { FPX_CHECKSUM_TOKEN: _dropped, ...rest } = process.env
+  return { ...rest, NO_COLOR: '1', ...env }
+}
+
+export function startCli(args: readonly string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
+  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { cwd: ROOT, env: cleanEnv(env) })
+}
+
+export function runCli(args: readonly string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
+  const child = startCli(args, options.env)
+  let stdout = ''
+  let stderr = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  child.stdin.end(options.input ?? '')
+  return new Promise((resolve, reject) => {
+    child.once('error', reject)
+    child.once('close', (code) => resolve({ code, stdout, stderr }))
+  })
+}
