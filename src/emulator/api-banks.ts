@@ -3,7 +3,7 @@ import { ApiError, invalidParameters } from './errors.js'
 import { basicAuth, type Context, type Reply, type Route } from './http.js'
 import type { Model } from './state.js'
 
-/** A bank list object (spec, Resources: Bank list entry). The emulator's data is its own, so always VerifySign true. */
+/** A bank list object (spec, Resources: Bank list entry). VerifySign is true unless a tester turned it off. */
 function bankList(context: Context, model: Model): Reply {
   const status = context.url.searchParams.get('status')
   if (status !== null && status !== 'online' && status !== 'offline')
@@ -11,7 +11,7 @@ function bankList(context: Context, model: Model): Reply {
   const banks = context.state.banks(model).filter((bank: Bank) => status === null || bank.status === status)
   return {
     json: {
-      VerifySign: true,
+      VerifySign: context.state.bankListsVerified,
       category: 'fpx',
       model,
       mode: context.state.setup.mode,

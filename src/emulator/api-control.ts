@@ -99,6 +99,14 @@ async function setBankStatus(context: Context): Promise<Reply> {
   return { json: bank }
 }
 
+/** `{ "verify_sign": false }` makes every bank list say VerifySign false, until set back or reset. */
+async function setVerifySign(context: Context): Promise<Reply> {
+  const body = await readJson(context.req)
+  if (typeof body.verify_sign !== 'boolean') throw invalidParameters({ verify_sign: 'must be true or false' })
+  context.state.bankListsVerified = body.verify_sign
+  return { json: { verify_sign: context.state.bankListsVerified } }
+}
+
 export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
   return [
     { method: 'GET', path: '/payments', handler: (context) => ({ json: { payments: context.state.payments.map((p) => describe(context, p)) } }) },
@@ -112,6 +120,7 @@ export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
     { method: 'GET', path: '/faults', handler: () => ({ json: faultsJson(deliverer.faults) }) },
     { method: 'POST', path: '/faults', handler: (context) => setFaults(context, deliverer) },
     { method: 'POST', path: '/banks/:model/:code', handler: setBankStatus },
+    { method: 'POST', path: '/bank-lists/verify-sign', handler: setVerifySign },
     {
       method: 'POST',
       path: '/reset',

@@ -85,6 +85,12 @@ export class EmulatorState {
     return this.setup.partners.find((partner) => partner.partnerUids.includes(partnerUid))
   }
 
+  /**
+   * What the bank lists say in VerifySign. A tester turns it off (control API) to check that a client discards
+   * lists the service could not vouch for, as the spec requires.
+   */
+  bankListsVerified = true
+
   banks(model: Model): Bank[] {
     return model === 'B2C' ? this.setup.banks.b2c : this.setup.banks.b2b1
   }
@@ -193,6 +199,7 @@ export class EmulatorState {
 
   /** Back to the configured merchants, partners and banks, with no payments. */
   reset(): void {
+    this.bankListsVerified = true
     this.setup = structuredClone(this.seed)
     this.payments = []
     this.sessions = []

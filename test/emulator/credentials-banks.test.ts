@@ -120,6 +120,25 @@ describe('public bank lists', () => {
     await emulator.control('/banks/b2c/MB2U0227', { status: 'online' })
   })
 
+  it('says VerifySign false on every list once a tester turns it off, and true again after reset', async () => {
+    const answer = await emulator.control('/bank-lists/verify-sign', { verify_sign: false })
+    expect(answer.status).toBe(200)
+    for (const [path, credentials] of [
+      ['/public/v1/banks/b2c', null],
+      ['/public/v1/banks/b2b', null],
+      ['/v1/banks/b2c', PARTNER],
+    ] as const) {
+      expect(await (await emulator.get(path, credentials)).json()).toMatchObject({ VerifySign: false })
+    }
+    await emulator.control('/reset', {})
+    expect(await (await emulator.get('/public/v1/banks/b2c', null)).json()).toMatchObject({ VerifySign: true })
+  })
+
+  it('refuses a verify-sign switch that is not a boolean', async () => {
+    const answer = await emulator.control('/bank-lists/verify-sign', { verify_sign: 'no' })
+    expect(answer.status).toBe(422)
+  })
+
   it('refuses an unknown status with 422 and the field', async () => {
     const response = await emulator.get('/public/v1/banks/b2c?status=sleeping', null)
     expect(response.status).toBe(422)
