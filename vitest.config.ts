@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  // Examples import the package by name ('fpx-collect/express'); resolve that to the sources as tsx does, so
+  // tests that start the example shops never depend on a build in dist/.
+  resolve: { tsconfigPaths: true },
   test: {
     include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
