@@ -5,16 +5,16 @@ import { EXIT, helpRequested, type Io, readJsonFile } from './common.js'
 
 export const EMULATOR_HELP = `Usage: fpx-collect emulator [--port 4010] [--host 127.0.0.1] [--config file.json] [--state file.json] [--show-credentials]
 
-Starts the local emulator of the payment service and prints its base URL, the seeded merchant's API UID and
-the partner's partner_uid. Point your app's base URL at it. Stop it with Ctrl+C.
+Starts the local emulator of the payment service and prints its base URL and the credentials of the seeded
+demo merchant and partner (public, made-up values). Point your app's base URL at it. Stop it with Ctrl+C.
 
   --port N             Port to listen on (default 4010; 0 picks a free one).
   --host H             Address to listen on (default 127.0.0.1). The control API has no authentication:
                        keep it on loopback.
   --config file.json   Merchants, partners, banks and the USD rate (see the README's emulator section).
   --state file.json    Load the state from this file when it exists and save it after every change.
-  --show-credentials   Also print the Auth Tokens and Checksum Tokens. Without it they are shown as
-                       "(set; see config)": the demo merchant's are in the README, yours in your config file.
+  --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
+                       it they are shown as "(set; see config)". The built-in demo ones are always printed.
 
 Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not listen (port in use).
 `
@@ -46,7 +46,9 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port is a whole number from 0 to 65535')
   const configFile = args.string('config')
   const config = configFile === undefined ? undefined : (readJsonFile(configFile) as EmulatorConfig)
-  const show = args.boolean('show-credentials')
+  // The built-in demo credentials are made up and meant to be copied into an app; a config file's may be
+  // someone's own, so those stay hidden unless asked for.
+  const show = args.boolean('show-credentials') || configFile === undefined
 
   let running
   try {

@@ -95,16 +95,15 @@ async function startEmulatorCli(args: string[]): Promise<{ banner: string; stop:
 }
 
 describe('fpx-collect emulator', () => {
-  it('serves the API at the printed base URL, prints UIDs and partner_uid but not the tokens, and stops on SIGTERM', async () => {
+  it('serves the API at the printed base URL, prints the demo credentials and partner_uid, and stops on SIGTERM', async () => {
     const emulator = await startEmulatorCli([])
     try {
       const baseUrl = /base URL\s+(\S+)/.exec(emulator.banner)![1]!
       expect(baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api$/)
       expect(emulator.banner).toContain('API UID 0c0ffee0-d3e0-4a11-8f00-00000000d3e0')
       expect(emulator.banner).toContain('partner_uid demo-partner-0001')
-      expect(emulator.banner).toContain('(set; see config)')
-      expect(emulator.banner).not.toContain('DemoAuthToken0000000')
-      expect(emulator.banner).not.toContain('0123456789abcdef'.repeat(4))
+      expect(emulator.banner).toContain('Auth Token DemoAuthToken0000000')
+      expect(emulator.banner).toContain(`Checksum Token ${'0123456789abcdef'.repeat(4)}`)
       const banks = await fetch(`${baseUrl}/public/v1/banks/b2c`)
       expect(banks.status).toBe(200)
       expect(((await banks.json()) as { VerifySign: boolean }).VerifySign).toBe(true)
@@ -112,6 +111,22 @@ describe('fpx-collect emulator', () => {
       const { code, output } = await emulator.stop()
       expect(code).toBe(0)
       expect(output).toContain('stopped (SIGTERM)')
+    }
+  })
+
+  it('hides the tokens of a config file unless --show-credentials asks for them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fpx-cli-emulator-'))
+    const config = join(dir, 'config.json')
+    writeFileSync(config, JSON.stringify({ merchants: [{ name: 'Kedai Ujian', credentials: [{ uid: UID, authToken: 'T'.repeat(20), checksumToken: TOKEN }] }] }))
+    const emulator = await startEmulatorCli(['--config', config])
+    try {
+      expect(emulator.banner).toContain(`API UID ${UID}`)
+      expect(emulator.banner).toContain('(set; see config)')
+      expect(emulator.banner).not.toContain('T'.repeat(20))
+      expect(emulator.banner).not.toContain(TOKEN)
+    } finally {
+      await emulator.stop()
+      rmSync(dir, { recursive: true, force: true })
     }
   })
 
