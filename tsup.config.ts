@@ -15,6 +15,7 @@ export default defineConfig([
       redis: 'src/redis-store.ts',
       postgres: 'src/postgres-store.ts',
       emulator: 'src/emulator/index.ts',
+      client: 'src/client/index.ts',
     },
     format: ['esm', 'cjs'],
     dts: true,

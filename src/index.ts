@@ -25,6 +25,7 @@ export {
   type Receiver,
   type ReceiverOptions,
   type ReceiverResponse,
+  type ResultSource,
 } from './receiver.js'
 export {
   answerCallback,

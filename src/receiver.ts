@@ -5,10 +5,16 @@ import { silentLogger } from './logger.js'
 import { memoryStore } from './memory-store.js'
 import type { Rendering } from './message.js'
 import type { Payment, PaymentState } from './payment.js'
+import { ShapeCache } from './shape.js'
 import type { LeaseRef, ReceiverStore } from './store.js'
+import { trustedPayment } from './trusted.js'
+import type { FieldInput } from './values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from './verify.js'
 
 export type DeliveryKind = 'callback' | 'redirect'
+
+/** How a result reached the receiver: a delivery, or a record read over the API by a reconciliation. */
+export type ResultSource = DeliveryKind | 'reconcile'
 
 export interface Delivery extends RawDelivery {
   /** Server-to-server callback, or the buyer's browser coming back through redirect_url. */
@@ -24,7 +30,7 @@ export interface PaymentEvent<TTransaction = undefined> {
   readonly state: PaymentState
   /** The state handled before this one for the same exchange_number (pending before a B2B1 success), or null. */
   readonly previousState: PaymentState | null
-  readonly delivery: DeliveryKind
+  readonly delivery: ResultSource
   readonly payment: Payment
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
@@ -68,6 +74,12 @@ export interface Receiver<TTransaction = undefined> {
   on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
   handle(delivery: Delivery): Promise<ReceiverResponse>
+  /**
+   * A payment record read over the authenticated API (reconciliation), as JSON values or form text: checked,
+   * classified, deduplicated and handled like a delivery, with no checksum. Never pass it anything a browser
+   * or another server sent. Never throws.
+   */
+  handleTrusted(fields: Readonly<Record<string, FieldInput>>): Promise<ReceiverResponse>
   /** Parse and verify only: no store, no handlers. Throws ReceiverError. */
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
   /** The body limit, for adapters whose framework reads the body itself. */
@@ -147,8 +159,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   // Lease owners need only be unique: one random id per receiver and a counter cost less than a UUID each.
   const ownerPrefix = `${randomUUID()}:`
   let deliveries = 0
+  const trustedShapes = new ShapeCache()
 
-  async function dispatch(verified: VerifiedPayment, kind: DeliveryKind): Promise<ReceiverResponse> {
+  async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
     const lease = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries) }
     const log = { exchangeNumber, state, delivery: kind }
@@ -206,7 +219,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
   async function runHandlers(
     verified: VerifiedPayment,
-    kind: DeliveryKind,
+    kind: ResultSource,
     lease: LeaseRef,
     previousState: PaymentState | null,
     transaction: TTransaction | undefined,
@@ -288,6 +301,23 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       } catch (error) {
         logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while handling a delivery')
         return refused(new ReceiverError('internal_error', 'unexpected error while handling the delivery'), 'failed')
+      }
+    },
+
+    async handleTrusted(fields) {
+      let verified: VerifiedPayment
+      try {
+        verified = trustedPayment(fields, trustedShapes)
+      } catch (error) {
+        const known = error instanceof ReceiverError ? error : new ReceiverError('internal_error', 'unexpected error while reading an API record')
+        logger[known.status >= 500 ? 'error' : 'warn']({ code: known.code, delivery: 'reconcile', err: error }, `refused an API record: ${known.message}`)
+        return refused(known, known.status >= 500 ? 'failed' : 'rejected')
+      }
+      try {
+        return await dispatch(verified, 'reconcile')
+      } catch (error) {
+        logger.error({ err: error, delivery: 'reconcile' }, 'unexpected error while handling an API record')
+        return refused(new ReceiverError('internal_error', 'unexpected error while handling the API record'), 'failed')
       }
     },
 

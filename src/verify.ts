@@ -87,20 +87,28 @@ export class Verifier {
       throw new ReceiverError('checksum_mismatch', 'the checksum does not match the fields; the message was altered or signed with another Checksum Token')
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
-    const problems = findFieldProblems(
-      (name) => message.shape.index[name] !== undefined,
-      (name) => message.text(name),
-      message.hasNestedValues,
-    )
-    if (problems.length > 0) {
-      const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
-      throw new ReceiverError('invalid_fields', `signed message has missing or invalid fields: ${detail}`, {
-        fields: problems.map((problem) => problem.field),
-      })
-    }
-    const state = classify(message.text('payment_status') as string, message.text('fpx_debit_auth_code'))
-    return new VerifiedPayment(message, state, rendering)
+    return validateAndClassify(message, rendering, 'signed message')
   }
+}
+
+/**
+ * The checks and classification every payment result goes through once it is trusted, by its checksum or
+ * because it came over the authenticated API. Throws ReceiverError `invalid_fields`.
+ */
+export function validateAndClassify(message: Message, rendering: Rendering, what: string): VerifiedPayment {
+  const problems = findFieldProblems(
+    (name) => message.shape.index[name] !== undefined,
+    (name) => message.text(name),
+    message.hasNestedValues,
+  )
+  if (problems.length > 0) {
+    const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
+    throw new ReceiverError('invalid_fields', `${what} has missing or invalid fields: ${detail}`, {
+      fields: problems.map((problem) => problem.field),
+    })
+  }
+  const state = classify(message.text('payment_status') as string, message.text('fpx_debit_auth_code'))
+  return new VerifiedPayment(message, state, rendering)
 }
 
 /** One-off verification without deduplication: what the receiver does before it touches its store. */

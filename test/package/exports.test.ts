@@ -20,6 +20,7 @@ const SUBPATHS: Record<string, string[]> = {
   'fpx-collect/redis': ['redisStore'],
   'fpx-collect/postgres': ['postgresStore'],
   'fpx-collect/emulator': ['startEmulator'],
+  'fpx-collect/client': ['createClient', 'reconcile', 'FpxApiError'],
 }
 
 function run(format: 'esm' | 'cjs', source: string): string {

@@ -1,0 +1,107 @@
+import { requestChecksum } from '../checksum.js'
+import type { ClientContext } from './context.js'
+import { FpxApiError } from './errors.js'
+import { type PaymentInput, paymentInputSchema, validate } from './schemas.js'
+
+export interface PaymentForm {
+  /** {base_url}/v1/payments */
+  readonly action: string
+  readonly method: 'POST'
+  /** Form fields as the browser posts them, nested objects as `params[reference1]`. */
+  readonly fields: Readonly<Record<string, string>>
+}
+
+export interface CreatedPayment {
+  /** Where the buyer goes next (the bank-selection page), read from the HTML the service answered with. */
+  readonly nextUrl: string
+  /** From the X-Exchange-Number header when the service sends it (the emulator does), else null. */
+  readonly exchangeNumber: string | null
+  readonly html: string
+}
+
+/**
+ * The signed request fields. The merchant variant sends `uid` too: it is inside the signed string, and sending
+ * it lets the service tell a wrong credential set from a wrong checksum. The partner variant adds `partner_uid`,
+ * which is not signed.
+ */
+export function paymentFields(context: ClientContext, input: PaymentInput): Record<string, string> {
+  const valid = validate(paymentInputSchema, input, 'payment')
+  const { uid, authToken, checksumToken } = context.config
+  const signed = {
+    buyer_email: valid.buyer_email,
+    buyer_name: valid.buyer_name,
+    buyer_phone: valid.buyer_phone,
+    callback_url: valid.callback_url ?? null,
+    order_number: valid.order_number,
+    product_description: valid.product_description,
+    redirect_url: valid.redirect_url ?? null,
+    transaction_amount: valid.transaction_amount,
+    uid,
+  }
+  const fields: Record<string, string> = {}
+  for (const [name, value] of Object.entries(valid)) {
+    if (value === undefined || name === 'partner_uid') continue
+    if (typeof value === 'object') for (const [key, inner] of Object.entries(value)) fields[`${name}[${key}]`] = String(inner)
+    else fields[name] = String(value)
+  }
+  const partnerUid = valid.partner_uid ?? context.config.partnerUid
+  if (partnerUid !== undefined) fields.partner_uid = partnerUid
+  fields.uid = uid
+  fields.token = authToken
+  fields.checksum = requestChecksum(signed, checksumToken)
+  return fields
+}
+
+/**
+ * The form for the buyer's browser to POST: the normal path, since the buyer's browser must reach the bank.
+ * The fields include the Auth Token, as the spec requires of payment creation; the Checksum Token never leaves.
+ */
+export function buildPaymentForm(context: ClientContext, input: PaymentInput): PaymentForm {
+  return { action: context.http.url('/v1/payments'), method: 'POST', fields: paymentFields(context, input) }
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+
+function decodeEntities(text: string): string {
+  return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
+    if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(parseInt(name.slice(2), 16))
+    if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)))
+    return ENTITIES[name.toLowerCase()] ?? whole
+  })
+}
+
+/**
+ * The page's next address: a form's action, else a meta refresh, else the first link. The spec does not show
+ * the page, so this reads what any such page has to contain for a browser to move on.
+ */
+export function nextAddress(html: string, pageUrl: string): string | undefined {
+  const patterns = [
+    /<form\b[^>]*\baction\s*=\s*("([^"]*)"|'([^']*)')/i,
+    /<meta\b[^>]*http-equiv\s*=\s*["']?refresh["']?[^>]*content\s*=\s*["'][^"']*url=([^"']+)["']/i,
+    /<a\b[^>]*\bhref\s*=\s*("([^"]*)"|'([^']*)')/i,
+  ]
+  for (const pattern of patterns) {
+    const match = pattern.exec(html)
+    const raw = match?.[2] ?? match?.[3] ?? match?.[1]
+    if (raw === undefined || raw.trim() === '') continue
+    const decoded = decodeEntities(raw.trim())
+    if (URL.canParse(decoded, pageUrl)) return new URL(decoded, pageUrl).toString()
+  }
+  return undefined
+}
+
+/**
+ * POSTs the payment server-side and returns where the buyer should go next. Never retried: after a lost
+ * answer a retry could create a second payment. Prefer buildPaymentForm when a browser is at hand.
+ */
+export async function createPayment(context: ClientContext, input: PaymentInput): Promise<CreatedPayment> {
+  const form = paymentFields(context, input)
+  const answer = await context.http.send({ method: 'POST', path: '/v1/payments', form, basicAuth: false, retry: false, acceptRedirect: true })
+  const action = context.http.url('/v1/payments')
+  // The spec does not show the answer: a redirect to the hosted page is as plausible as a page that links to it.
+  const location = answer.status >= 300 ? answer.headers.get('location') : null
+  const nextUrl = location !== null && URL.canParse(location, action) ? new URL(location, action).toString() : nextAddress(answer.text, action)
+  if (nextUrl === undefined)
+    throw new FpxApiError(`POST /v1/payments answered ${answer.status} with a page that has no next address`, answer.status, answer.text)
+  return { nextUrl, exchangeNumber: answer.headers.get('x-exchange-number'), html: answer.text }
+}

@@ -1,0 +1,254 @@
+import { z } from 'zod'
+import { FpxApiError, FpxValidationError } from './errors.js'
+
+/*
+ * Inputs are checked before any request, with the spec's field names in the errors. The limits the spec leaves
+ * open ("not shown") follow the emulator's choices (docs/emulator.md), which are what a careful service does.
+ */
+
+const CONTROL = /[\u0000-\u001f\u007f]/ // eslint-disable-line no-control-regex
+
+const required = { error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : 'must be text') }
+
+function line(max: number) {
+  return z
+    .string(required)
+    .min(1, 'is required')
+    .max(max, `must be at most ${max} characters`)
+    .refine((value) => !CONTROL.test(value), 'must be one line of text without control characters')
+}
+
+export const amountText = z
+  .string(required)
+  .regex(/^\d{1,9}\.\d{2}$/, 'must be a decimal with two fraction digits, such as 100.20')
+  .refine((value) => !/^0+\.00$/.test(value), 'must be more than 0.00')
+
+const email = z.string(required).max(254, 'must be at most 254 characters').regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address')
+const phone = z.string(required).regex(/^\+\d{7,15}$/, 'must be in international format with a leading +, such as +60123456789')
+const httpUrl = z
+  .string(required)
+  .max(2048, 'must be at most 2048 characters')
+  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), 'must be an absolute http or https URL')
+
+const PARAM_KEY = /^reference([1-9]|1[0-8])(_label)?$/
+export const paramsSchema = z
+  .record(z.string(), z.string().max(255, 'must be at most 255 characters'))
+  .superRefine((params, context) => {
+    for (const key of Object.keys(params))
+      if (!PARAM_KEY.test(key)) context.addIssue({ code: 'custom', path: [key], message: 'is not a params key: use referenceN or referenceN_label, N from 1 to 18' })
+  })
+
+const address = z.strictObject(
+  {
+    contact_name: line(100).optional(),
+    contact_phone_number: line(20).optional(),
+    line1: line(255).optional(),
+    line2: line(255).optional(),
+    postcode: line(20).optional(),
+    city: line(100).optional(),
+    state: line(100).optional(),
+  },
+  { error: 'must be an object with contact_name, contact_phone_number, line1, line2, postcode, city, state' },
+)
+
+/** What the merchant supplies to pay; `token`, `uid` and `checksum` are added by the client. */
+export const paymentInputSchema = z.object({
+  order_number: line(50),
+  buyer_name: line(100),
+  buyer_email: email,
+  buyer_phone: phone,
+  transaction_amount: amountText,
+  product_description: line(255),
+  callback_url: httpUrl.optional(),
+  redirect_url: httpUrl.optional(),
+  redirect_post: z.boolean({ error: 'must be true or false' }).optional(),
+  params: paramsSchema.optional(),
+  shipping_address: address.optional(),
+  billing_address: address.optional(),
+  buyer_bank_code: line(20).optional(),
+  model: z.enum(['B2C', 'B2B1'], { error: 'must be B2C or B2B1' }).optional(),
+  fpx_bank_selection: z.enum(['dropdown', 'grid'], { error: 'must be dropdown or grid' }).optional(),
+  cancel_url: httpUrl.optional(),
+  timeout_url: httpUrl.optional(),
+  /** Partner variant; defaults to the client's `partnerUid`. */
+  partner_uid: line(64).optional(),
+})
+export type PaymentInput = z.input<typeof paymentInputSchema>
+
+export const sessionInputSchema = z.object({
+  transaction_amount: amountText,
+  currency: z.enum(['MYR', 'USD'], { error: 'must be MYR or USD (the only conversion the service offers)' }).optional(),
+  order_number: line(50).optional(),
+  buyer_name: line(100).optional(),
+  buyer_email: email.optional(),
+  buyer_phone: phone.optional(),
+  product_description: line(255).optional(),
+  callback_url: httpUrl.optional(),
+  redirect_url: httpUrl.optional(),
+  cancel_url: httpUrl.optional(),
+  timeout_url: httpUrl.optional(),
+  partner_uid: line(64).optional(),
+  params: paramsSchema.optional(),
+})
+export type SessionInput = z.input<typeof sessionInputSchema>
+
+const DAY_MS = 86_400_000
+/** The service's window: both bounds included, 90 days at most. */
+export const MAX_WINDOW_DAYS = 90
+
+export function dayNumber(date: string): number | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) return undefined
+  const time = Date.parse(`${date}T00:00:00Z`)
+  // Date.parse rolls 2026-02-30 over to March; an impossible date must not pass.
+  return Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== date ? undefined : time / DAY_MS
+}
+
+const dateText = z.string(required).refine((value) => dayNumber(value) !== undefined, 'must be a real date written yyyy-mm-dd')
+
+export const transactionsQuerySchema = z
+  .object({
+    per_page: z.number({ error: 'must be a whole number from 1 to 100' }).int('must be a whole number from 1 to 100').min(1, 'must be at least 1').max(100, 'must be at most 100').optional(),
+    page: z.number({ error: 'must be a whole number from 1' }).int('must be a whole number from 1').min(1, 'must be at least 1').optional(),
+    payment_status: z.union([z.boolean(), z.enum(['true', 'false', 'all'])], { error: 'must be true, false or all' }).optional(),
+    start_date: dateText.optional(),
+    end_date: dateText.optional(),
+  })
+  .superRefine((query, context) => {
+    const { start_date: start, end_date: end } = query
+    if ((start === undefined) !== (end === undefined)) {
+      const missing = start === undefined ? 'start_date' : 'end_date'
+      context.addIssue({ code: 'custom', path: [missing], message: 'is required when the other date is given (both dates or none)' })
+      return
+    }
+    const from = start === undefined ? undefined : dayNumber(start)
+    const to = end === undefined ? undefined : dayNumber(end)
+    if (from === undefined || to === undefined) return
+    if (to < from) context.addIssue({ code: 'custom', path: ['end_date'], message: 'must not be before start_date' })
+    else if (to - from + 1 > MAX_WINDOW_DAYS)
+      context.addIssue({ code: 'custom', path: ['end_date'], message: `must be at most ${MAX_WINDOW_DAYS} days after start_date, both included` })
+  })
+export type TransactionsQuery = z.input<typeof transactionsQuerySchema>
+
+export const searchInputSchema = z.object({
+  search_reference: z.enum(['fpx_ref_number', 'order_number', 'exchange_number'], { error: 'must be fpx_ref_number, order_number or exchange_number' }),
+  reference_number: line(100),
+})
+export type SearchReference = z.infer<typeof searchInputSchema>['search_reference']
+
+/** Parses input, or throws FpxValidationError naming every offending field (`params[reference19]`, `end_date`). */
+export function validate<S extends z.ZodType>(schema: S, input: unknown, what: string): z.infer<S> {
+  const result = schema.safeParse(input)
+  if (result.success) return result.data
+  const fields: Record<string, string> = {}
+  for (const issue of result.error.issues) {
+    const [first, ...rest] = issue.path.map(String)
+    const name = first === undefined ? 'input' : first + rest.map((part) => `[${part}]`).join('')
+    fields[name] ??= issue.message
+  }
+  throw new FpxValidationError(fields, { prefix: `${what}: invalid input` })
+}
+
+// ---- Outputs. Loose objects: the service adds fields over time, and a client must not break on them. ----
+
+const nullableText = z.string().nullable().optional()
+
+export const credentialResultSchema = z.looseObject({ credential: z.boolean(), api_name: z.string(), merchant_name: z.string() })
+export type CredentialResult = z.infer<typeof credentialResultSchema>
+
+export const bankListSchema = z.looseObject({
+  VerifySign: z.boolean().optional(),
+  category: z.string().optional(),
+  model: z.string().optional(),
+  mode: z.string().optional(),
+  fpx_bankList: z.array(
+    z.looseObject({
+      name: z.string(),
+      code: z.string(),
+      status_format1: z.string().optional(),
+      status_format2: z.boolean().optional(),
+      VerifySign: z.boolean().optional(),
+    }),
+  ),
+})
+
+export const transactionSchema = z.looseObject({
+  source: nullableText,
+  payment_status: z.boolean(),
+  currency: nullableText,
+  transaction_amount: z.string(),
+  transaction_amount_received: nullableText,
+  order_number: z.string(),
+  merchant_reference_number: nullableText,
+  exchange_number: z.string(),
+  buyer_name: nullableText,
+  buyer_phone: nullableText,
+  buyer_email: nullableText,
+  payment_id: z.number().int().nullable().optional(),
+  client_ip: nullableText,
+  status_url: nullableText,
+  retry_url: nullableText,
+  receipt_url: nullableText,
+  created_at: nullableText,
+  created_at_unixtime: nullableText,
+  interface_name: nullableText,
+  interface_uid: nullableText,
+  transaction_fee: nullableText,
+  fpx_model: nullableText,
+  payment_mode: nullableText,
+  payment_method: nullableText,
+  payment_stage: nullableText,
+  fpx_status: z.boolean().nullable().optional(),
+  fpx_status_message: nullableText,
+  fpx_debit_auth_code: nullableText,
+  fpx_bank: nullableText,
+  fpx_name: nullableText,
+  fpx_transaction_id: nullableText,
+  fpx_transaction_time: nullableText,
+  merchant_name: nullableText,
+  merchant_co_number: nullableText,
+  uid: nullableText,
+})
+export type Transaction = z.infer<typeof transactionSchema>
+
+export const transactionsPageSchema = z.looseObject({
+  next_page: z.number().int().nullable(),
+  current_page: z.number().int(),
+  per_page: z.number().int(),
+  total_page: z.number().int(),
+  prev_page: z.number().int().nullable(),
+  total_entries: z.number().int(),
+  transactions: z.array(transactionSchema),
+})
+export type TransactionsPage = z.infer<typeof transactionsPageSchema>
+
+export const sessionSchema = z.looseObject({
+  payment_url: z.string(),
+  data: z.looseObject({
+    slug: z.string(),
+    order_number: z.string(),
+    transaction_amount: z.string(),
+    currency: z.string(),
+    currency_amount: z.string(),
+    product_description: z.string(),
+    buyer_name: nullableText,
+    buyer_email: nullableText,
+    buyer_phone: nullableText,
+    callback_url: nullableText,
+    redirect_url: nullableText,
+    cancel_url: nullableText,
+    timeout_url: nullableText,
+    partner_uid: nullableText,
+    other_params: z.record(z.string(), z.unknown()).nullable().optional(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  }),
+})
+export type PaymentSession = z.infer<typeof sessionSchema>
+
+/** A 2xx answer whose shape is not the documented one: an API error, with the zod issues as the cause. */
+export function readOutput<S extends z.ZodType>(schema: S, value: unknown, what: string, status: number): z.infer<S> {
+  const result = schema.safeParse(value)
+  if (result.success) return result.data
+  const where = result.error.issues.map((issue) => issue.path.join('.') || '(root)').slice(0, 5).join(', ')
+  throw new FpxApiError(`${what} answered ${status} with an unexpected shape (at ${where})`, status, value, { cause: result.error })
+}
