@@ -28,8 +28,8 @@ export async function startFastifyShop(options: StartOptions = {}): Promise<Runn
     ...shop.redirect,
   })
 
-  app.get('/', (_request, reply) => render(reply, shop.checkoutPage()))
-  app.post('/checkout', { bodyLimit: 8 * 1024 }, (request, reply) => render(reply, shop.placeOrder(request.body)))
+  app.get('/', async (_request, reply) => render(reply, await shop.checkoutPage()))
+  app.post('/checkout', { bodyLimit: 8 * 1024 }, async (request, reply) => render(reply, await shop.placeOrder(request.body)))
   app.get('/orders', (_request, reply) => render(reply, shop.ordersPage()))
   app.get<{ Params: { orderNumber: string } }>('/orders/:orderNumber', (request, reply) =>
     render(reply, shop.orderPage(request.params.orderNumber)),

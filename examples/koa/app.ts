@@ -26,9 +26,9 @@ export async function startKoaShop(options: StartOptions = {}): Promise<RunningS
   router.post('/fpx/callback', fpxCallback(shop.receiver))
   router.post('/fpx/redirect', fpxRedirect(shop.receiver, shop.redirect))
 
-  router.get('/', (context) => render(context, shop.checkoutPage()))
-  router.post('/checkout', bodyParser({ enableTypes: ['form'], formLimit: '8kb' }), (context) =>
-    render(context, shop.placeOrder(context.request.body)),
+  router.get('/', async (context) => render(context, await shop.checkoutPage()))
+  router.post('/checkout', bodyParser({ enableTypes: ['form'], formLimit: '8kb' }), async (context) =>
+    render(context, await shop.placeOrder(context.request.body)),
   )
   router.get('/orders', (context) => render(context, shop.ordersPage()))
   router.get('/orders/:orderNumber', (context) => render(context, shop.orderPage(context.params.orderNumber ?? '')))

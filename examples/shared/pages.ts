@@ -1,4 +1,5 @@
 /** The examples' pages. Every value that reaches the HTML goes through escapeHtml, buyer input above all. */
+import type { Bank } from 'fpx-collect/client'
 import type { Order } from './shop.js'
 
 export interface Page {
@@ -23,7 +24,7 @@ function page(title: string, body: string, status = 200, script = ''): Page {
 <title>${escapeHtml(title)} · Kedai Contoh</title>
 <style>
 body{font-family:system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem;line-height:1.5;color:#1a1a1a}
-label{display:block;margin-top:.75rem}input{width:100%;padding:.4rem;box-sizing:border-box}
+label{display:block;margin-top:.75rem}input,select{width:100%;padding:.4rem;box-sizing:border-box}
 .problem{color:#b00020}table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem;border-bottom:1px solid #ddd}
 nav a{margin-right:1rem}button{margin-top:1rem;padding:.5rem 1rem}
 </style>
@@ -45,7 +46,12 @@ export interface CheckoutValues {
   phone: string
   amount: string
   product: string
+  /** The bank the buyer picked here, sent as buyer_bank_code; '' leaves the choice to the service's bank page. */
+  bank: string
 }
+
+/** The service's B2C bank list, or why it could not be read: the checkout still works without it. */
+export type BankChoice = { readonly banks: readonly Bank[] } | { readonly unavailable: string }
 
 const SAMPLE: CheckoutValues = {
   name: 'Nur Aisyah binti Ahmad',
@@ -53,11 +59,31 @@ const SAMPLE: CheckoutValues = {
   phone: '+60123456789',
   amount: '100.20',
   product: 'Batik scarf, hand-drawn',
+  bank: '',
+}
+
+function bankField(choice: BankChoice, selected: string, problem: string | undefined): string {
+  const note = problem === undefined ? '' : ` <span class="problem">${escapeHtml(problem)}</span>`
+  if ('unavailable' in choice)
+    return `<p>Bank${note}<br>The list of banks could not be loaded (${escapeHtml(choice.unavailable)}); you will choose your bank on the payment page.</p>`
+  // Offline banks are listed but cannot be picked, so the buyer sees why their bank is missing from the choice.
+  const options = choice.banks.map((bank) => {
+    const attributes = `${bank.online ? '' : ' disabled'}${bank.code === selected ? ' selected' : ''}`
+    return `<option value="${escapeHtml(bank.code)}"${attributes}>${escapeHtml(bank.name)}${bank.online ? '' : ' (offline)'}</option>`
+  })
+  return `<label>Bank${note}<select name="bank">
+<option value="">Let me choose at the bank selection page</option>
+${options.join('\n')}
+</select></label>`
 }
 
 /** The form, filled with a sample order so trying the example takes one click; with the problems on a retry. */
-export function checkoutPage(values: CheckoutValues = SAMPLE, problems: Partial<Record<keyof CheckoutValues, string>> = {}): Page {
-  const input = (name: keyof CheckoutValues, label: string, type = 'text') => {
+export function checkoutPage(
+  banks: BankChoice,
+  values: CheckoutValues = SAMPLE,
+  problems: Partial<Record<keyof CheckoutValues, string>> = {},
+): Page {
+  const input = (name: Exclude<keyof CheckoutValues, 'bank'>, label: string, type = 'text') => {
     const problem = problems[name]
     const note = problem === undefined ? '' : ` <span class="problem">${escapeHtml(problem)}</span>`
     return `<label>${escapeHtml(label)}${note}<input type="${type}" name="${name}" value="${escapeHtml(values[name])}" required></label>`
@@ -68,6 +94,7 @@ ${input('amount', 'Amount (RM)')}
 ${input('name', 'Full name')}
 ${input('email', 'E-mail', 'email')}
 ${input('phone', 'Phone (international format)', 'tel')}
+${bankField(banks, values.bank, problems.bank)}
 <button type="submit">Pay with FPX online banking</button>
 </form>`
   return page('Checkout', body, Object.keys(problems).length > 0 ? 400 : 200)
@@ -77,7 +104,7 @@ ${input('phone', 'Phone (international format)', 'tel')}
  * The payment request goes from the buyer's browser to the service, which shows the bank selection; the page
  * posts it at once and offers a button when scripts are off.
  */
-export function paymentRedirectPage(action: string, fields: Record<string, string>): Page {
+export function paymentRedirectPage(action: string, fields: Readonly<Record<string, string>>): Page {
   const hidden = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
     .join('\n')

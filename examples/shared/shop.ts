@@ -4,7 +4,9 @@
  * checkout sends to the service, and the pages.
  */
 import { randomBytes } from 'node:crypto'
-import { createReceiver, type PaymentEvent, type Receiver, type RedirectOptions, requestChecksum, toSen } from 'fpx-collect'
+import { createReceiver, type Logger, type PaymentEvent, type Receiver, type RedirectOptions, toSen } from 'fpx-collect'
+import { createClient, type FpxClient } from 'fpx-collect/client'
+import { bankCatalogue } from './banks.js'
 import { type CheckoutValues, type Page, checkoutPage, orderPage, ordersPage, paymentRedirectPage } from './pages.js'
 
 export interface ShopConfig {
@@ -83,6 +85,11 @@ export interface StartOptions {
   /** Default: configFromEnv(), which falls back to DEMO_CONFIG. */
   config?: ShopConfig
   log?: ShopLog
+  /**
+   * How often the Express example reconciles against the transactions list; 0 turns it off. Default: the
+   * FPX_RECONCILE_EVERY_MS environment variable, else 15 minutes.
+   */
+  reconcileEveryMs?: number
 }
 
 export interface RunningShop {
@@ -95,11 +102,13 @@ export interface Shop {
   readonly log: ShopLog
   readonly receiver: Receiver
   readonly orders: OrderBook
+  /** The service's API: the bank list, the payment form, reconciliation. */
+  readonly client: FpxClient
   /** fpxRedirect's options: the buyer lands on the order's own page whatever happened. */
   readonly redirect: Pick<RedirectOptions, 'successUrl' | 'failureUrl' | 'pendingUrl'>
-  checkoutPage(): Page
+  checkoutPage(): Promise<Page>
   /** The checkout form's POST: records the order and answers with the form that takes the buyer to the service. */
-  placeOrder(form: unknown): Page
+  placeOrder(form: unknown): Promise<Page>
   ordersPage(): Page
   orderPage(orderNumber: string): Page
 }
@@ -183,16 +192,28 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
   const config = options.config ?? configFromEnv()
   const log = options.log ?? ((line: string) => console.log(line))
   const orders = new OrderBook()
+  const logger: Logger = {
+    debug: () => {},
+    info: () => {},
+    warn: (_details, message) => log(message),
+    error: (_details, message) => log(`ERROR ${message}`),
+  }
   const receiver = createReceiver({
     // With a credential set rather than a bare token, a message must also carry this shop's uid.
     credentials: [{ uid: config.uid, checksumToken: config.checksumToken }],
-    logger: {
-      debug: () => {},
-      info: () => {},
-      warn: (_details, message) => log(message),
-      error: (_details, message) => log(`ERROR ${message}`),
-    },
+    logger,
   })
+  const client = createClient({
+    environment: { baseUrl: config.baseUrl },
+    uid: config.uid,
+    authToken: config.authToken,
+    checksumToken: config.checksumToken,
+    // A buyer waits on the checkout page while the bank list loads: better no list than a long wait.
+    timeoutMs: 5_000,
+    maxRetries: 1,
+    logger,
+  })
+  const banks = bankCatalogue(client, log)
   wireHandlers(receiver, orders, log)
   const appUrl = () => config.publicUrl ?? listeningUrl()
   const orderPath = (payment: { orderNumber: string }) => `/orders/${encodeURIComponent(payment.orderNumber)}`
@@ -201,22 +222,27 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
     log,
     receiver,
     orders,
+    client,
     redirect: { successUrl: orderPath, failureUrl: orderPath, pendingUrl: orderPath },
-    checkoutPage: () => checkoutPage(),
+    checkoutPage: async () => checkoutPage(await banks.current()),
     ordersPage: () => ordersPage(orders.list()),
     orderPage(orderNumber) {
       return orderPage(orders.get(orderNumber))
     },
-    placeOrder(form) {
+    async placeOrder(form) {
       const input: CheckoutValues = {
         name: text(form, 'name').replace(/\s+/g, ' '),
         email: text(form, 'email'),
         phone: text(form, 'phone').replace(/[\s-]/g, ''),
         amount: text(form, 'amount'),
         product: text(form, 'product'),
+        bank: text(form, 'bank'),
       }
       const problems = validate(input)
-      if (Object.keys(problems).length > 0) return checkoutPage(input, problems)
+      const choice = await banks.current()
+      if (input.bank !== '' && !('banks' in choice && choice.banks.some((bank) => bank.online && bank.code === input.bank)))
+        problems.bank = 'That bank cannot be used now: pick another or choose at the bank selection page.'
+      if (Object.keys(problems).length > 0) return checkoutPage(choice, input, problems)
       const order: Order = {
         orderNumber: newOrderNumber(),
         product: input.product,
@@ -228,7 +254,8 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
         exchangeNumber: null,
       }
       orders.add(order)
-      const signed = {
+      // The client signs the request and adds the credentials; the buyer's browser posts it to the service.
+      const payment = client.buildPaymentForm({
         buyer_email: order.buyer.email,
         buyer_name: order.buyer.name,
         buyer_phone: order.buyer.phone,
@@ -237,11 +264,10 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
         product_description: order.product,
         redirect_url: `${appUrl()}/fpx/redirect`,
         transaction_amount: order.amount,
-        uid: config.uid,
-      }
-      const fields = { ...signed, token: config.authToken, checksum: requestChecksum(signed, config.checksumToken) }
-      log(`order ${order.orderNumber} placed: RM ${order.amount} for ${order.product}`)
-      return paymentRedirectPage(`${config.baseUrl}/v1/payments`, fields)
+        ...(input.bank === '' ? {} : { buyer_bank_code: input.bank }),
+      })
+      log(`order ${order.orderNumber} placed: RM ${order.amount} for ${order.product}${input.bank === '' ? '' : ` (bank ${input.bank})`}`)
+      return paymentRedirectPage(payment.action, payment.fields)
     },
   }
 }

@@ -39,11 +39,11 @@ export function shopHandler(shop: Shop): (request: Request) => Promise<Response>
         const length = Number(request.headers.get('content-length') ?? Infinity)
         if (!(length <= CHECKOUT_LIMIT)) return new Response('Form too large', { status: 413 })
         const form = new URLSearchParams(await request.text())
-        return html(shop.placeOrder(Object.fromEntries(form)))
+        return html(await shop.placeOrder(Object.fromEntries(form)))
       }
     }
     if (request.method === 'GET') {
-      if (pathname === '/') return html(shop.checkoutPage())
+      if (pathname === '/') return html(await shop.checkoutPage())
       if (pathname === '/orders') return html(shop.ordersPage())
       const orderNumber = orderNumberIn(pathname)
       if (orderNumber !== undefined) return html(shop.orderPage(orderNumber))
