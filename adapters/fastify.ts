@@ -6,6 +6,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { rawQuery } from '../src/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
 
@@ -29,13 +30,11 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   })
 
   const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
-    const url = request.raw.url ?? ''
-    const queryStart = url.indexOf('?')
     const body = request.body
     return {
       kind,
       contentType: request.headers['content-type'] ?? null,
-      query: queryStart < 0 ? '' : url.slice(queryStart + 1),
+      query: rawQuery(request.raw.url ?? ''),
       ...(body instanceof Uint8Array ? { body } : {}),
     }
   }

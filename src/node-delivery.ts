@@ -19,13 +19,14 @@ function isRawBody(value: unknown): value is Uint8Array | string {
  * (raw-body, limited to the receiver's maxBodyBytes), or, when the stream is spent and nothing raw was kept,
  * the name of the parser that spent it so the receiver can say how to fix the mounting order.
  */
-export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept: KeptBody, url = request.url ?? ''): Delivery {
+/** The raw query string of a request target (`/path?a=1` → `a=1`), undecoded, as the receiver wants it. */
+export function rawQuery(url: string): string {
   const queryStart = url.indexOf('?')
-  const base = {
-    kind,
-    contentType: request.headers['content-type'] ?? null,
-    query: queryStart < 0 ? '' : url.slice(queryStart + 1),
-  }
+  return queryStart < 0 ? '' : url.slice(queryStart + 1)
+}
+
+export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept: KeptBody, url = request.url ?? ''): Delivery {
+  const base = { kind, contentType: request.headers['content-type'] ?? null, query: rawQuery(url) }
   if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
   // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
   if (request.readableEnded || (request as { _body?: unknown })._body === true) return { ...base, consumedBy: kept.parser }

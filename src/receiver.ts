@@ -270,6 +270,36 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     return acknowledged('processed', verified)
   }
 
+  /**
+   * What both entry points share: accept the result (by its checksum, or because it came over the API), then
+   * dispatch it; every failure becomes an answer, never a throw.
+   */
+  async function receive(
+    source: ResultSource,
+    what: string,
+    accept: () => VerifiedPayment | Promise<VerifiedPayment>,
+  ): Promise<ReceiverResponse> {
+    let verified: VerifiedPayment
+    try {
+      verified = await accept()
+    } catch (error) {
+      if (error instanceof ReceiverError) {
+        const level = error.status >= 500 ? 'error' : 'warn'
+        const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
+        logger[level](details, `refused ${what}: ${error.message}`)
+        return refused(error, 'rejected')
+      }
+      logger.error({ err: error, delivery: source }, `unexpected error while reading ${what}`)
+      return refused(new ReceiverError('internal_error', `unexpected error while reading ${what}`), 'failed')
+    }
+    try {
+      return await dispatch(verified, source)
+    } catch (error) {
+      logger.error({ err: error, delivery: source }, `unexpected error while handling ${what}`)
+      return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
+    }
+  }
+
   return {
     on(name, handler) {
       const list = handlers[name]
@@ -282,44 +312,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    async handle(delivery) {
-      let verified: VerifiedPayment
-      try {
-        verified = await verifier.verify(delivery)
-      } catch (error) {
-        if (error instanceof ReceiverError) {
-          const level = error.status >= 500 ? 'error' : 'warn'
-          const details = { code: error.code, delivery: delivery.kind, ...(error.cause === undefined ? {} : { err: error.cause }) }
-          logger[level](details, `refused a delivery: ${error.message}`)
-          return refused(error, 'rejected')
-        }
-        logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while verifying a delivery')
-        return refused(new ReceiverError('internal_error', 'unexpected error while verifying the delivery'), 'failed')
-      }
-      try {
-        return await dispatch(verified, delivery.kind)
-      } catch (error) {
-        logger.error({ err: error, delivery: delivery.kind }, 'unexpected error while handling a delivery')
-        return refused(new ReceiverError('internal_error', 'unexpected error while handling the delivery'), 'failed')
-      }
-    },
+    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verify(delivery)),
 
-    async handleTrusted(fields) {
-      let verified: VerifiedPayment
-      try {
-        verified = trustedPayment(fields, trustedShapes)
-      } catch (error) {
-        const known = error instanceof ReceiverError ? error : new ReceiverError('internal_error', 'unexpected error while reading an API record')
-        logger[known.status >= 500 ? 'error' : 'warn']({ code: known.code, delivery: 'reconcile', err: error }, `refused an API record: ${known.message}`)
-        return refused(known, known.status >= 500 ? 'failed' : 'rejected')
-      }
-      try {
-        return await dispatch(verified, 'reconcile')
-      } catch (error) {
-        logger.error({ err: error, delivery: 'reconcile' }, 'unexpected error while handling an API record')
-        return refused(new ReceiverError('internal_error', 'unexpected error while handling the API record'), 'failed')
-      }
-    },
+    handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 
     verify: (delivery) => verifier.verify(delivery),
     maxBodyBytes: verifier.maxBodyBytes,
