@@ -1,24 +1,8 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { deliveriesOf, type Merchant, settled, startMerchant } from './delivery-merchant.js'
-import { type Emulator, launch } from './harness.js'
+import { describe, expect, it } from 'vitest'
+import { deliveriesOf, emulatorWithMerchant, settled } from './delivery-merchant.js'
 
 /** Faults injected through the control API, against a real merchant app: its handler must still run once. */
-let emulator: Emulator
-let merchant: Merchant
-
-beforeAll(async () => {
-  emulator = await launch({ delivery: { attempts: 4, initialDelayMs: 5, maxDelayMs: 20 } })
-  merchant = await startMerchant()
-})
-afterAll(async () => {
-  await emulator.stop()
-  await merchant.close()
-})
-afterEach(async () => {
-  await emulator.control('/reset', {})
-  merchant.events.length = 0
-  merchant.callbacks.length = 0
-})
+const { emulator, merchant } = await emulatorWithMerchant({ delivery: { attempts: 4, initialDelayMs: 5, maxDelayMs: 20 } })
 
 async function setFaults(faults: Record<string, unknown>): Promise<Response> {
   return emulator.control('/faults', faults)

@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net'
 import express from 'express'
 import { fpxCallback, fpxRedirect } from '../../adapters/express.js'
 import { createReceiver, type PaymentEvent } from '../../src/index.js'
-import { DEMO, type Emulator } from './harness.js'
+import { afterAll, afterEach } from 'vitest'
+import type { EmulatorOptions } from '../../src/emulator/index.js'
+import { DEMO, type Emulator, launch } from './harness.js'
 
 /**
  * A merchant app as a merchant would write it: Express with the receiver's adapter on its callback and redirect
@@ -104,4 +106,24 @@ export function settled(emulator: Emulator, exchangeNumber: string, count = 1): 
     (list) => list.length >= count && list.every((delivery) => delivery.state === 'delivered' || delivery.state === 'failed'),
     `${count} settled deliveries of ${exchangeNumber}`,
   )
+}
+
+/**
+ * An emulator and a merchant app for one test file, started now (top-level await) and stopped after it; each
+ * test starts from a reset emulator and a merchant with no recorded callbacks that answers every one.
+ */
+export async function emulatorWithMerchant(options: EmulatorOptions): Promise<{ emulator: Emulator; merchant: Merchant }> {
+  const emulator = await launch(options)
+  const merchant = await startMerchant()
+  afterAll(async () => {
+    await emulator.stop()
+    await merchant.close()
+  })
+  afterEach(async () => {
+    await emulator.control('/reset', {})
+    merchant.failNext(0)
+    merchant.events.length = 0
+    merchant.callbacks.length = 0
+  })
+  return { emulator, merchant }
 }

@@ -1,29 +1,13 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { retryDelayMs } from '../../src/emulator/delivery.js'
-import { deliveriesOf, type Merchant, settled, startMerchant, until } from './delivery-merchant.js'
-import { type Emulator, launch } from './harness.js'
+import { deliveriesOf, emulatorWithMerchant, settled, until } from './delivery-merchant.js'
+import { launch } from './harness.js'
 
 /** Callbacks from the emulator to a real merchant app (Express + the receiver's adapter), over HTTP. */
-let emulator: Emulator
-let merchant: Merchant
-
-beforeAll(async () => {
-  // Tiny backoff so retries happen within the test; the sequence of waits is checked in the delivery log.
-  emulator = await launch({ delivery: { attempts: 4, initialDelayMs: 5, maxDelayMs: 20, timeoutMs: 5000 } })
-  merchant = await startMerchant()
-})
-afterAll(async () => {
-  await emulator.stop()
-  await merchant.close()
-})
-afterEach(async () => {
-  await emulator.control('/reset', {})
-  merchant.failNext(0)
-  merchant.events.length = 0
-  merchant.callbacks.length = 0
-})
+// Tiny backoff so retries happen within the test; the sequence of waits is checked in the delivery log.
+const { emulator, merchant } = await emulatorWithMerchant({ delivery: { attempts: 4, initialDelayMs: 5, maxDelayMs: 20, timeoutMs: 5000 } })
 
 function pay(overrides: Record<string, string> = {}): Promise<string> {
   return emulator.pay({ callback_url: merchant.callbackUrl, redirect_url: merchant.redirectUrl, ...overrides })

@@ -1,29 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createReceiver } from '../../src/index.js'
-import { type Merchant, settled, startMerchant } from './delivery-merchant.js'
-import { DEMO, type Emulator, launch } from './harness.js'
+import { emulatorWithMerchant, settled } from './delivery-merchant.js'
+import { DEMO } from './harness.js'
 
 /**
  * A buyer's journey through the hosted pages by plain form posts, as a browser without scripts would make them:
  * bank selection → simulated bank → the self-submitting form back to the merchant, and the callback beside it.
  */
-let emulator: Emulator
-let merchant: Merchant
 const receiver = createReceiver({ credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
 
-beforeAll(async () => {
-  emulator = await launch({ delivery: { initialDelayMs: 5, maxDelayMs: 20 } })
-  merchant = await startMerchant()
-})
-afterAll(async () => {
-  await emulator.stop()
-  await merchant.close()
-})
-afterEach(async () => {
-  await emulator.control('/reset', {})
-  merchant.events.length = 0
-  merchant.callbacks.length = 0
-})
+const { emulator, merchant } = await emulatorWithMerchant({ delivery: { initialDelayMs: 5, maxDelayMs: 20 } })
 
 function unescape(text: string): string {
   return text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
