@@ -6,6 +6,7 @@ import { createReceiver, type Receiver, type ReceiverResponse, type ReceiverStor
 import { type RedisClientLike, redisStore } from '../../src/redis-store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { storeContract } from './contract.js'
+import { Gate } from './gate.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 const available = await serviceAvailable('Redis', REDIS_URL)
@@ -172,9 +173,9 @@ describe.skipIf(!available)('Redis store', () => {
     })
 
     /** Handler runs per exchange_number, kept outside both receivers as a database would. */
-    function pair(leaseMs: (number | undefined)[] = []): { receivers: Receiver[]; runs: Map<string, number>; hold: Hold } {
+    function pair(leaseMs: (number | undefined)[] = []): { receivers: Receiver[]; runs: Map<string, number>; hold: Gate } {
       const runs = new Map<string, number>()
-      const hold = new Hold()
+      const hold = new Gate()
       const receivers = stores.map((store, i) => {
         const receiver = createReceiver({ checksumToken: TOKEN, store, leaseMs: leaseMs[i] })
         receiver.on('payment.succeeded', async (event) => {
@@ -238,31 +239,3 @@ describe.skipIf(!available)('Redis store', () => {
     })
   })
 })
-
-/** Holds the first handler run that enters after close() until open(); the others pass straight through. */
-class Hold {
-  private gate: Promise<void> | undefined
-  private release = () => {}
-  private signal = () => {}
-
-  close(): Promise<void> {
-    this.gate = new Promise((resolve) => {
-      this.release = resolve
-    })
-    return new Promise((resolve) => {
-      this.signal = resolve
-    })
-  }
-
-  open(): void {
-    this.release()
-  }
-
-  async pass(): Promise<void> {
-    const gate = this.gate
-    if (gate === undefined) return
-    this.gate = undefined
-    this.signal()
-    await gate
-  }
-}
