@@ -6,9 +6,9 @@ import {
   type Logger,
   type PaymentEvent,
   type RawDelivery,
-  ReceiverError,
   type ReceiverOptions,
 } from '../src/index.js'
+import { byteCompare, rejectionOf } from './oracle.js'
 
 const TOKEN = 'ab'.repeat(32)
 const FORM = 'application/x-www-form-urlencoded'
@@ -16,10 +16,6 @@ const JSON_TYPE = 'application/json'
 
 function hmac(text: string): string {
   return createHmac('sha256', TOKEN).update(text, 'utf8').digest('hex')
-}
-
-function byteCompare(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
 }
 
 /** An independent signer for flat fields: values sorted by the UTF-8 bytes of their names, joined by |. */
@@ -50,16 +46,6 @@ const BASE_TEXT = 'EX0000000001|ORD-1001|true|100.20'
 function receiver(options: Partial<ReceiverOptions> = {}) {
   const keyed = options.credentials !== undefined || options.resolveChecksumToken !== undefined
   return createReceiver((keyed ? options : { checksumToken: TOKEN, ...options }) as ReceiverOptions)
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<ReceiverError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof ReceiverError) return error
-    throw error
-  }
-  throw new Error('expected the delivery to be refused')
 }
 
 async function expectRefused(delivery: RawDelivery, code: string, status: number, options: Partial<ReceiverOptions> = {}) {

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createReceiver, PAYMENT_FIELD_RULES, type RawDelivery, ReceiverError } from '../src/index.js'
+import { createReceiver, PAYMENT_FIELD_RULES, type RawDelivery } from '../src/index.js'
 import { signCallback } from '../src/testing.js'
+import { byteCompare, rejectionOf } from './oracle.js'
 
 const TOKEN = 'ab'.repeat(32)
 const NUM_RUNS = 200
@@ -72,10 +73,6 @@ function toObject(entries: readonly Entry[]): Record<string, string> {
   return Object.fromEntries(entries)
 }
 
-function byteCompare(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
-}
-
 /** The oracle's signed string: values ordered by the UTF-8 bytes of their names, joined by |. */
 function signedText(entries: readonly Entry[]): string {
   return [...entries]
@@ -97,16 +94,6 @@ function delivery(entries: readonly Entry[], checksum: string, format: Format): 
 
 function sortedEntries(object: Readonly<Record<string, unknown>>): [string, unknown][] {
   return Object.entries(object).sort(([a], [b]) => byteCompare(a, b))
-}
-
-async function rejectionOf(promise: Promise<unknown>): Promise<ReceiverError> {
-  try {
-    await promise
-  } catch (error) {
-    if (error instanceof ReceiverError) return error
-    throw error
-  }
-  throw new Error('expected the delivery to be refused')
 }
 
 async function expectMismatch(entries: readonly Entry[], checksum: string, format: Format): Promise<void> {
