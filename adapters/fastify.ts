@@ -6,9 +6,9 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { rawQuery } from '../src/node-delivery.js'
-import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver.js'
-import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/redirect.js'
+import { rawQuery } from '../src/receiver/node-delivery.js'
+import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
+import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/receiver/answers.js'
 
 export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
   receiver: DeliveryHandler
@@ -63,4 +63,4 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
 export const fpxCollect = fp(fpxCollectPlugin, { name: 'fpx-collect', fastify: '4.x || 5.x', encapsulate: true })
 export default fpxCollect
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/redirect.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'

@@ -3,8 +3,8 @@
  * `export const POST = fpxCallback(receiver)`.
  * @module fpx-collect/web
  */
-import type { DeliveryHandler } from '../src/receiver.js'
-import { answerDelivery, type RedirectOptions } from '../src/redirect.js'
+import type { DeliveryHandler } from '../src/receiver/receiver.js'
+import { answerDelivery, type RedirectOptions } from '../src/receiver/answers.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
 
@@ -49,4 +49,4 @@ export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<
   return route(receiver, 'redirect', options)
 }
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/redirect.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'

@@ -1,4 +1,4 @@
-import type { PaymentState } from '../src/payment.js'
+import type { PaymentState } from '../src/core/payment.js'
 import type { StoreKind } from './config.js'
 import type { PaymentPlan } from './plan.js'
 import { RANK } from './protocol.js'

@@ -1,4 +1,4 @@
-import type { PaymentState } from '../src/payment.js'
+import type { PaymentState } from '../src/core/payment.js'
 import { type Fields, samplePaymentFields, signCallback } from '../src/testing.js'
 import { TOKEN } from './protocol.js'
 

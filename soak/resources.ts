@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import { postgresStore } from '../src/postgres-store.js'
+import { postgresStore } from '../src/stores/postgres/store.js'
 import type { SoakConfig, StoreKind } from './config.js'
 import type { LedgerRow } from './checks.js'
 import { LEDGER_COLUMNS } from './protocol.js'

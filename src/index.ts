@@ -1,18 +1,18 @@
-export type { RawDelivery } from './body.js'
-export { DEFAULT_MAX_BODY_BYTES } from './body.js'
+export type { RawDelivery } from './core/body.js'
+export { DEFAULT_MAX_BODY_BYTES } from './core/body.js'
 export {
   type MessageChecksumOptions,
   messageChecksum,
   type PaymentRequestChecksumFields,
   requestChecksum,
-} from './checksum.js'
-export type { CredentialOptions, CredentialSet } from './credentials.js'
-export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './errors.js'
-export { type Logger, silentLogger } from './logger.js'
-export { type MemoryStoreOptions, memoryStore } from './memory-store.js'
-export type { Rendering } from './message.js'
-export { classify, type Payment, type PaymentState, toSen } from './payment.js'
-export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, paymentResultSchema } from './payment-fields.js'
+} from './core/checksum.js'
+export type { CredentialOptions, CredentialSet } from './core/credentials.js'
+export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
+export { type Logger, silentLogger } from './core/logger.js'
+export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'
+export type { Rendering } from './core/message.js'
+export { classify, type Payment, type PaymentState, toSen } from './core/payment.js'
+export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, paymentResultSchema } from './core/fields.js'
 export {
   createReceiver,
   type Delivery,
@@ -26,7 +26,7 @@ export {
   type ReceiverOptions,
   type ReceiverResponse,
   type ResultSource,
-} from './receiver.js'
+} from './receiver/receiver.js'
 export {
   answerCallback,
   answerDelivery,
@@ -36,7 +36,7 @@ export {
   type PaymentUrl,
   type RedirectOptions,
   type RedirectResult,
-} from './redirect.js'
-export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
-export type { FieldInput } from './values.js'
-export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './verify.js'
+} from './receiver/answers.js'
+export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/store.js'
+export type { FieldInput } from './core/values.js'
+export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'

@@ -3,8 +3,8 @@
  * @module fpx-collect/testing
  */
 import { randomInt } from 'node:crypto'
-import { type MessageChecksumOptions, messageChecksum } from './checksum.js'
-import type { FieldInput } from './values.js'
+import { type MessageChecksumOptions, messageChecksum } from './core/checksum.js'
+import type { FieldInput } from './core/values.js'
 
 export type Fields = Readonly<Record<string, FieldInput>>
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import type { FieldInput } from '../values.js'
+import type { FieldInput } from '../core/values.js'
 import { type FlagSpec, type ParsedArgs, UsageError } from './args.js'
 
 /** Exit codes, the same for every subcommand (listed in `fpx-collect --help`). */

@@ -1,4 +1,4 @@
-import { messageChecksum, requestChecksum } from '../checksum.js'
+import { messageChecksum, requestChecksum } from '../core/checksum.js'
 import { encodeForm, signCallback } from '../testing.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, FIELD_FLAGS, helpRequested, type Io, readFields, TOKEN_FLAG } from './common.js'

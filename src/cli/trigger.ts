@@ -1,5 +1,5 @@
 import { samplePaymentFields, signCallback } from '../testing.js'
-import type { FieldInput } from '../values.js'
+import type { FieldInput } from '../core/values.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, FIELD_FLAGS, helpRequested, type Io, readFields, TOKEN_FLAG } from './common.js'
 

@@ -1,5 +1,5 @@
-import { isReceiverError } from '../errors.js'
-import { verifyDelivery } from '../verify.js'
+import { isReceiverError } from '../core/errors.js'
+import { verifyDelivery } from '../core/verify.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, helpRequested, type Io, readText, TOKEN_FLAG } from './common.js'
 

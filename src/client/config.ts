@@ -1,4 +1,4 @@
-import type { Logger } from '../logger.js'
+import type { Logger } from '../core/logger.js'
 
 /**
  * The spec says sandbox and production each have their own {base_url} ending in /api, but does not give them.

@@ -1,4 +1,4 @@
-import { requestChecksum } from '../checksum.js'
+import { requestChecksum } from '../core/checksum.js'
 import type { ClientContext } from './context.js'
 import { FpxApiError } from './errors.js'
 import { type PaymentInput, paymentInputSchema, validate } from './schemas.js'

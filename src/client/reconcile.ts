@@ -1,10 +1,18 @@
-import type { Outcome, Receiver } from '../receiver.js'
-import { dayNumber, MAX_WINDOW_DAYS, type Transaction } from './schemas.js'
-import type { FpxClient } from './index.js'
+import type { Outcome, Receiver } from '../receiver/receiver.js'
+import { dayNumber, MAX_WINDOW_DAYS, type SearchReference, type Transaction, type TransactionsQuery } from './schemas.js'
 import { FpxValidationError } from './errors.js'
 
+/**
+ * The part of the client that reconciliation reads. Declared here, not taken from index.ts, so the module does not
+ * import the client's entry point that re-exports it (an import cycle); any `FpxClient` fits.
+ */
+export interface ReconcileClient {
+  readonly transactions: { all(query?: TransactionsQuery): AsyncGenerator<Transaction> }
+  searchTransactions(reference: SearchReference, value: string): Promise<Transaction[]>
+}
+
 export interface ReconcileOptions {
-  client: FpxClient
+  client: ReconcileClient
   /** The receiver that also takes the redirects and callbacks, so one store deduplicates all three paths. */
   receiver: Pick<Receiver<unknown>, 'handleTrusted'>
   /** First and last Malaysian calendar day (yyyy-mm-dd, or a Date taken in UTC+08:00), both included. */

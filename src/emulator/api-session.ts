@@ -1,4 +1,4 @@
-import { escapeHtml, htmlPage } from '../html.js'
+import { escapeHtml, htmlPage } from '../receiver/html.js'
 import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
 import { basicAuth, type Context, type FormBody, type Reply, type Route, readForm } from './http.js'

@@ -1,5 +1,5 @@
 import { encodeForm } from '../testing.js'
-import type { FieldInput } from '../values.js'
+import type { FieldInput } from '../core/values.js'
 import { type Faults, NO_FAULTS } from './faults.js'
 import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'
 

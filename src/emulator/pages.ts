@@ -1,6 +1,6 @@
-import { escapeHtml, htmlPage } from '../html.js'
+import { escapeHtml, htmlPage } from '../receiver/html.js'
 import { encodeForm } from '../testing.js'
-import type { FieldInput } from '../values.js'
+import type { FieldInput } from '../core/values.js'
 import type { Bank } from './config.js'
 import type { PaymentRecord } from './state.js'
 

@@ -1,4 +1,4 @@
-import type { FieldInput } from '../values.js'
+import type { FieldInput } from '../core/values.js'
 import type { CredentialSet, Merchant } from './config.js'
 
 export type Model = 'B2C' | 'B2B1'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type FpxClient, reconcile } from '../../src/client/index.js'
-import { createReceiver, type PaymentEvent, type Receiver } from '../../src/receiver.js'
+import { createReceiver, type PaymentEvent, type Receiver } from '../../src/receiver/receiver.js'
 import { encodeForm } from '../../src/testing.js'
 import { settled } from '../emulator/delivery-merchant.js'
 import { demoClient, DEMO, type Emulator, launch, paymentInput } from './helpers.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { createClient, ENVIRONMENTS, FpxValidationError, type PaymentInput, reconcile, type TransactionsQuery } from '../../src/client/index.js'
-import { createReceiver } from '../../src/receiver.js'
+import { createReceiver } from '../../src/receiver/receiver.js'
 import { DEMO, paymentInput } from './helpers.js'
 
 // Every check here must fail before the network: this fetch fails the test if it is ever called.

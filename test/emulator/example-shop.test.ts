@@ -3,7 +3,7 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { encodeForm } from '../../src/testing.js'
-import type { FieldInput } from '../../src/values.js'
+import type { FieldInput } from '../../src/core/values.js'
 import { type Emulator, launch } from './harness.js'
 
 /**

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createReceiver, type Receiver, type ReceiverResponse } from '../../src/index.js'
-import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/postgres-sql.js'
-import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/postgres-store.js'
+import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/stores/postgres/sql.js'
+import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/stores/postgres/store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 /*

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it, vi } from 'vitest'
 import { createReceiver, type Receiver } from '../../src/index.js'
-import { type PostgresQueryable, type PostgresStore, postgresStore } from '../../src/postgres-store.js'
+import { type PostgresQueryable, type PostgresStore, postgresStore } from '../../src/stores/postgres/store.js'
 import { samplePaymentFields } from '../../src/testing.js'
 import { storeContract } from './contract.js'
 import {

@@ -1,4 +1,4 @@
-import type { PaymentState } from './payment.js'
+import type { PaymentState } from '../core/payment.js'
 
 /**
  * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createReceiver, type PaymentEvent } from '../src/receiver.js'
-import { samplePaymentFields, signCallback } from '../src/testing.js'
+import { createReceiver, type PaymentEvent } from '../../src/receiver/receiver.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
 

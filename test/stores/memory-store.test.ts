@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { type Claim, type LeaseRef, memoryStore, type PaymentState, type ReceiverStore } from '../src/index.js'
+import { type Claim, type LeaseRef, memoryStore, type PaymentState, type ReceiverStore } from '../../src/index.js'
 
 const LEASE_MS = 60_000
 let counter = 0

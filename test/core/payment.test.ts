@@ -8,9 +8,9 @@ import {
   paymentResultSchema,
   toSen,
   verifyDelivery,
-} from '../src/index.js'
-import { findFieldProblems } from '../src/payment-fields.js'
-import { samplePaymentFields, signCallback } from '../src/testing.js'
+} from '../../src/index.js'
+import { findFieldProblems } from '../../src/core/fields.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
 

@@ -1,4 +1,4 @@
-import type { PaymentState } from './payment.js'
+import type { PaymentState } from '../core/payment.js'
 import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
 export interface MemoryStoreOptions {

@@ -1,4 +1,4 @@
-import { ReceiverError } from '../src/index.js'
+import { ReceiverError } from '../../src/index.js'
 
 /**
  * Test helpers that stand apart from the code under test: byte order of names computed from their UTF-8 bytes,

@@ -7,7 +7,7 @@ import {
   type PaymentEvent,
   type RawDelivery,
   type ReceiverOptions,
-} from '../src/index.js'
+} from '../../src/index.js'
 import { byteCompare, rejectionOf } from './oracle.js'
 
 const TOKEN = 'ab'.repeat(32)

@@ -11,8 +11,8 @@ import {
   type ReceiverOptions,
   type ReceiverResponse,
   type ReceiverStore,
-} from '../src/index.js'
-import { encodeForm, samplePaymentFields, signCallback } from '../src/testing.js'
+} from '../../src/index.js'
+import { encodeForm, samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
 const OTHER_TOKEN = 'cd'.repeat(32)

@@ -1,8 +1,8 @@
 import { createHmac } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { createReceiver, PAYMENT_FIELD_RULES, type RawDelivery } from '../src/index.js'
-import { signCallback } from '../src/testing.js'
+import { createReceiver, PAYMENT_FIELD_RULES, type RawDelivery } from '../../src/index.js'
+import { signCallback } from '../../src/testing.js'
 import { byteCompare, rejectionOf } from './oracle.js'
 
 const TOKEN = 'ab'.repeat(32)

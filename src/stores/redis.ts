@@ -2,7 +2,7 @@
  * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
  * @module fpx-collect/redis
  */
-import type { PaymentState } from './payment.js'
+import type { PaymentState } from '../core/payment.js'
 import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
 
@@ -33,7 +33,7 @@ const STATES: readonly string[] = ['pending', 'failed', 'succeeded'] satisfies P
  * store does. States never contain ':', so the owner is everything after the first one.
  */
 
-// The ranking and the stale rule replicate currentState and isRegression in src/store.ts; keep them in step.
+// The ranking and the stale rule replicate currentState and isRegression in src/stores/store.ts; keep them in step.
 // Checks run in the memory store's order: busy first, then stale, then duplicate.
 const CLAIM = `
 local RANK = { pending = 0, failed = 1, succeeded = 2 }

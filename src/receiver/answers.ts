@@ -1,5 +1,5 @@
 import { escapeHtml, htmlPage } from './html.js'
-import type { Payment, PaymentState } from './payment.js'
+import type { Payment, PaymentState } from '../core/payment.js'
 import type { Delivery, DeliveryHandler, ReceiverResponse } from './receiver.js'
 
 /** What an adapter sends back: framework-neutral. */

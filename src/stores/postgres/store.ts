@@ -3,8 +3,8 @@
  * per exchange_number holds the handled states and the lease.
  * @module fpx-collect/postgres
  */
-import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims } from './postgres-claims.js'
-import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './postgres-sql.js'
+import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
+import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './sql.js'
 import {
   isPGlite,
   isPool,
@@ -14,10 +14,10 @@ import {
   poolTransactions,
   type PoolLike,
   type PostgresQueryable,
-} from './postgres-transactions.js'
-import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
+} from './transactions.js'
+import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../store.js'
 
-export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './postgres-transactions.js'
+export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './transactions.js'
 
 export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   /** A pg Pool or Client, or a PGlite instance: anything with `query(text, params)` returning `{ rows }`. */

@@ -1,10 +1,10 @@
 /*
  * Deciding a claim from the database's answer, and keeping the claims a transactional store holds open.
  */
-import type { PaymentState } from './payment.js'
-import type { Statements } from './postgres-sql.js'
-import type { Begin, OpenTransaction } from './postgres-transactions.js'
-import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from './store.js'
+import type { PaymentState } from '../../core/payment.js'
+import type { Statements } from './sql.js'
+import type { Begin, OpenTransaction } from './transactions.js'
+import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../store.js'
 
 export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
 type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }

@@ -5,7 +5,7 @@ import { ReceiverError } from './errors.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
-import { findFieldProblems } from './payment-fields.js'
+import { findFieldProblems } from './fields.js'
 import { ShapeCache } from './shape.js'
 import { type FieldValue, toPlain } from './values.js'
 
