@@ -46,7 +46,7 @@ const CONTROL_PREFIX = '/__emulator'
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
   const isJson = 'json' in reply
-  const body = isJson ? JSON.stringify(reply.json) : reply.html
+  const body = isJson ? JSON.stringify(reply.json) : 'bytes' in reply ? reply.bytes : reply.html
   res.writeHead(reply.status ?? 200, {
     'content-type': isJson ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),
