@@ -30,6 +30,8 @@ export interface EmulatorOptions {
   delivery?: DeliveryOptions
   /** The bank-selection page's time-out when timeout_url is set. Default 3 minutes, as the spec says. */
   bankPageTimeoutMs?: number
+  /** Refuse what the real service accepts but the spec's strict reading does not, instead of warning. */
+  strict?: boolean
 }
 
 export interface RunningEmulator {
