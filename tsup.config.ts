@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup'
 
-// Framework packages are the app's own (optional peer dependencies); never bundle them.
-const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod']
+// Framework packages are the app's own (optional peer dependencies), and so is pdfkit (only the emulator's
+// receipts import it, lazily); never bundle them.
+const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit']
 
 export default defineConfig([
   {

@@ -1,7 +1,11 @@
 /**
- * A small argument parser: `--name value`, `--name=value`, boolean `--flag`, repeatable flags, `-h`, and `--`
- * ending the flags. Hand-written so the command has no dependency; node:util parseArgs lacks per-command help.
+ * Flags of the subcommands, split by node:util parseArgs: `--name value`, `--name=value`, boolean `--flag`,
+ * repeatable flags, `-h`, and `--` ending the flags. parseArgs runs non-strict and hands back its tokens so
+ * the checks below keep our messages ("unknown option --x", "--x needs a value") and take a value that starts
+ * with a dash (`--field -1`), which strict mode refuses as ambiguous. Each command's help text is its own.
  */
+import { parseArgs as splitArgs } from 'node:util'
+
 export type FlagSpec = { readonly type: 'string' | 'boolean'; readonly multiple?: boolean }
 
 /** A mistake in how the command was called: exit code 2 and a pointer to --help. */
@@ -29,44 +33,27 @@ export class ParsedArgs {
 }
 
 export function parseArgs(argv: readonly string[], spec: Readonly<Record<string, FlagSpec>>): ParsedArgs {
-  const flags: Record<string, FlagSpec> = { help: { type: 'boolean' }, ...spec }
+  const flags = new Map<string, FlagSpec>([['help', { type: 'boolean' }], ...Object.entries(spec)])
+  const { tokens } = splitArgs({
+    args: [...argv],
+    options: { ...Object.fromEntries(flags), help: { type: 'boolean', short: 'h' } },
+    strict: false,
+    allowPositionals: true,
+    tokens: true,
+  })
   const positionals: string[] = []
   const values = new Map<string, string[]>()
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string
-    if (arg === '--') {
-      positionals.push(...argv.slice(i + 1))
-      break
-    }
-    if (arg === '-h') {
-      values.set('help', ['true'])
-      continue
-    }
-    // A lone '-' is the usual name for standard input, not a flag.
-    if (!arg.startsWith('--')) {
-      if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option ${arg}`)
-      positionals.push(arg)
-      continue
-    }
-    const equals = arg.indexOf('=')
-    const name = equals < 0 ? arg.slice(2) : arg.slice(2, equals)
-    const flag = flags[name]
-    if (flag === undefined) throw new UsageError(`unknown option --${name}`)
-    let value: string
-    if (flag.type === 'boolean') {
-      if (equals >= 0) throw new UsageError(`--${name} takes no value`)
-      value = 'true'
-    } else if (equals >= 0) {
-      value = arg.slice(equals + 1)
-    } else {
-      const next = argv[i + 1]
-      if (next === undefined) throw new UsageError(`--${name} needs a value`)
-      value = next
-      i++
-    }
-    const seen = values.get(name)
-    if (seen !== undefined && flag.type === 'string' && flag.multiple !== true) throw new UsageError(`--${name} given more than once`)
-    values.set(name, [...(seen ?? []), value])
+  for (const token of tokens) {
+    if (token.kind === 'positional') positionals.push(token.value)
+    if (token.kind !== 'option') continue
+    const flag = flags.get(token.name)
+    if (flag === undefined) throw new UsageError(`unknown option ${token.rawName}`)
+    const name = `--${token.name}`
+    if (flag.type === 'boolean' && token.value !== undefined) throw new UsageError(`${name} takes no value`)
+    if (flag.type === 'string' && token.value === undefined) throw new UsageError(`${name} needs a value`)
+    const seen = values.get(token.name)
+    if (seen !== undefined && flag.type === 'string' && flag.multiple !== true) throw new UsageError(`${name} given more than once`)
+    values.set(token.name, [...(seen ?? []), token.value ?? 'true'])
   }
   return new ParsedArgs(positionals, values)
 }

@@ -3,7 +3,7 @@ import { startEmulator } from '../emulator/server.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io, readJsonFile } from './common.js'
 
-export const EMULATOR_HELP = `Usage: fpx-collect emulator [--port 4010] [--host 127.0.0.1] [--config file.json] [--state file.json] [--show-credentials]
+export const EMULATOR_HELP = `Usage: fpx-collect emulator [--port 4010] [--host 127.0.0.1] [--config file.json] [--state file.json] [--strict] [--show-credentials]
 
 Starts the local emulator of the payment service and prints its base URL and the credentials of the seeded
 demo merchant and partner (public, made-up values). Point your app's base URL at it. Stop it with Ctrl+C.
@@ -13,6 +13,8 @@ demo merchant and partner (public, made-up values). Point your app's base URL at
                        keep it on loopback.
   --config file.json   Merchants, partners, banks and the USD rate (see the README's emulator section).
   --state file.json    Load the state from this file when it exists and save it after every change.
+  --strict             Refuse what the real service is seen to accept but the spec's strict reading does not,
+                       instead of accepting it with a warning (see docs/emulator.md).
   --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
                        it they are shown as "(set; see config)". The built-in demo ones are always printed.
 
@@ -38,6 +40,7 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
     host: { type: 'string' },
     config: { type: 'string' },
     state: { type: 'string' },
+    strict: { type: 'boolean' },
     'show-credentials': { type: 'boolean' },
   })
   if (helpRequested(args, io, EMULATOR_HELP)) return EXIT.ok
@@ -52,7 +55,14 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
 
   let running
   try {
-    running = await startEmulator({ port, host: args.string('host') ?? '127.0.0.1', config, stateFile: args.string('state') })
+    running = await startEmulator({
+      port,
+      host: args.string('host') ?? '127.0.0.1',
+      config,
+      stateFile: args.string('state'),
+      // Only when asked, so a config file's own `strict` setting is not overridden by the flag's absence.
+      ...(args.boolean('strict') ? { strict: true } : {}),
+    })
   } catch (error) {
     if (error instanceof TypeError) throw new UsageError(error.message)
     io.err(`fpx-collect emulator: cannot start: ${(error as Error).message}\n`)

@@ -19,6 +19,7 @@ export type ApiErrorCode =
   | 'body_too_large'
   | 'unsupported_media_type'
   | 'internal_error'
+  | 'missing_dependency'
 
 export type FieldErrors = Record<string, string>
 

@@ -15,6 +15,8 @@ export interface Context {
 export type Reply =
   | { status?: number; json: unknown; headers?: Record<string, string> }
   | { status?: number; html: string; headers?: Record<string, string> }
+  /** A file such as a receipt PDF; its headers name the content-type. */
+  | { status?: number; bytes: Uint8Array; headers: Record<string, string> }
 
 export type Handler = (context: Context) => Reply | Promise<Reply>
 

@@ -133,15 +133,13 @@ function receiptLines(context: Context, record: PaymentRecord): PdfLine[] {
   ]
 }
 
-function receipt(context: Context): Reply {
+async function receipt(context: Context): Promise<Reply> {
   const file = context.params.file ?? ''
   if (!file.endsWith('.pdf')) throw notFound('receipts are at /v1/receipt/<exchange_number>.pdf')
   const record = withUid(context, context.state.payment(file.slice(0, -'.pdf'.length)))
   if (!record.paymentStatus) throw notFound('a receipt exists only for a successful payment')
-  const pdf = pdfDocument(`Receipt ${record.orderNumber}`, receiptLines(context, record))
-  // pdfDocument writes ASCII only, so the server's UTF-8 content-length equals the PDF's byte length.
   return {
-    html: pdf,
+    bytes: await pdfDocument(`Receipt ${record.orderNumber}`, receiptLines(context, record)),
     headers: { 'content-type': 'application/pdf', 'content-disposition': `inline; filename="receipt-${record.exchangeNumber}.pdf"` },
   }
 }

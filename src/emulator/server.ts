@@ -30,6 +30,8 @@ export interface EmulatorOptions {
   delivery?: DeliveryOptions
   /** The bank-selection page's time-out when timeout_url is set. Default 3 minutes, as the spec says. */
   bankPageTimeoutMs?: number
+  /** Refuse what the real service accepts but the spec's strict reading does not, instead of warning. */
+  strict?: boolean
 }
 
 export interface RunningEmulator {
@@ -46,7 +48,7 @@ const CONTROL_PREFIX = '/__emulator'
 
 function send(req: IncomingMessage, res: ServerResponse, reply: Reply): void {
   const isJson = 'json' in reply
-  const body = isJson ? JSON.stringify(reply.json) : reply.html
+  const body = isJson ? JSON.stringify(reply.json) : 'bytes' in reply ? reply.bytes : reply.html
   res.writeHead(reply.status ?? 200, {
     'content-type': isJson ? 'application/json; charset=utf-8' : 'text/html; charset=utf-8',
     'content-length': Buffer.byteLength(body),

@@ -33,3 +33,34 @@ export function runCli(args: readonly string[], options: { env?: Record<string, 
     child.once('close', (code) => resolve({ code, stdout, stderr }))
   })
 }
+
+export interface EmulatorCli {
+  /** Everything printed up to "Press Ctrl+C to stop.". */
+  readonly banner: string
+  /** The service's base URL from the banner. */
+  readonly baseUrl: string
+  stop(): Promise<{ code: number | null; output: string }>
+}
+
+/** Starts `fpx-collect emulator` on a free port, waits for its banner, and returns it with a way to stop it. */
+export async function startEmulatorCli(args: readonly string[], env: Record<string, string> = {}): Promise<EmulatorCli> {
+  const child = startCli(['emulator', '--port', '0', ...args], env)
+  let output = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on('data', () => {
+      if (output.includes('Press Ctrl+C to stop.')) resolve()
+    })
+    void exited.then((code) => reject(new Error(`emulator exited with ${code}: ${output}`)))
+  })
+  return {
+    banner: output,
+    baseUrl: /base URL\s+(\S+)/.exec(output)?.[1] ?? '',
+    async stop() {
+      child.kill('SIGTERM')
+      return { code: await exited, output }
+    },
+  }
+}

@@ -24,6 +24,16 @@ describe('fpx-collect (no command, --help)', () => {
     })
   })
 
+  it('lists --strict in the emulator help, and refuses a value for it', async () => {
+    const help = await runCli(['emulator', '-h'])
+    expect(help.code).toBe(0)
+    expect(help.stdout).toMatch(/^ {2}--strict {2,}\S/m)
+    const valued = await runCli(['emulator', '--strict=yes'])
+    expect(valued.code).toBe(2)
+    expect(valued.stderr).toContain('--strict takes no value')
+    expect(valued.stderr).toContain('fpx-collect emulator --help')
+  })
+
   it('exits 2 with a pointer to --help for an unknown command or flag', async () => {
     const command = await runCli(['refund'])
     expect(command.code).toBe(2)

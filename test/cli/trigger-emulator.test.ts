@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReceiver, type PaymentEvent } from '../../src/index.js'
 import { nodeDelivery } from '../../src/receiver/node-delivery.js'
-import { runCli, startCli, TOKEN } from './run.js'
+import { runCli, startEmulatorCli, TOKEN } from './run.js'
 
 const UID = '11111111-2222-4333-8444-555555555555'
 const events: PaymentEvent[] = []
@@ -71,28 +71,6 @@ describe('fpx-collect trigger', () => {
     expect(unknown.code).toBe(2)
   })
 })
-
-/** Starts `fpx-collect emulator`, waits for its banner, and returns the text printed and a way to stop it. */
-async function startEmulatorCli(args: string[]): Promise<{ banner: string; stop: () => Promise<{ code: number | null; output: string }> }> {
-  const child = startCli(['emulator', '--port', '0', ...args])
-  let output = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const exited = new Promise<number | null>((resolve) => child.once('close', resolve))
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', () => {
-      if (output.includes('Press Ctrl+C to stop.')) resolve()
-    })
-    void exited.then((code) => reject(new Error(`emulator exited with ${code}: ${output}`)))
-  })
-  return {
-    banner: output,
-    async stop() {
-      child.kill('SIGTERM')
-      return { code: await exited, output }
-    },
-  }
-}
 
 describe('fpx-collect emulator', () => {
   it('serves the API at the printed base URL, prints the demo credentials and partner_uid, and stops on SIGTERM', async () => {
