@@ -4,8 +4,10 @@
  */
 import { createHmac } from 'node:crypto'
 import { Bench } from 'tinybench'
-import { createReceiver } from '../src/index.js'
-import { samplePaymentFields, signCallback } from '../src/testing.js'
+import { type Core, fromDist, type Testing } from './dist.js'
+
+const { createReceiver } = await fromDist<Core>('index')
+const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
 
 const checksumToken = '3f6b8e2a9c1d4f7e0a5b8c2d6e9f1a4b7c0d3e6f9a2b5c8d1e4f7a0b3c6d9e2f'
 const fields = samplePaymentFields()
