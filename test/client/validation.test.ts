@@ -77,6 +77,29 @@ describe('payment input', () => {
     expect(Object.keys(fields)).toEqual(['params[reference19]'])
   })
 
+  it('takes what the emulator takes in the loosely specified fields', () => {
+    const form = client.buildPaymentForm(
+      paymentInput({
+        redirect_post: 'true',
+        params: { reference01: 'first' },
+        shipping_address: { contact_phone_number: '+60 12-345 6789 ext. 1234', line2: '', postcode: '50450' },
+      }),
+    )
+    expect(form.fields).toMatchObject({ redirect_post: 'true', 'params[reference01]': 'first', 'shipping_address[line2]': '', 'shipping_address[contact_phone_number]': '+60 12-345 6789 ext. 1234' })
+    expect(calls).toEqual([])
+  })
+
+  it('still names a wrong redirect_post, address value or params value', async () => {
+    const fields = await fieldsOf(() =>
+      client.buildPaymentForm(paymentInput({ redirect_post: 'yes' as 'true', billing_address: { line1: 'a\nb' }, params: { reference1: 'x'.repeat(256) } })),
+    )
+    expect(fields).toEqual({
+      redirect_post: 'must be true or false',
+      'billing_address[line1]': 'must be one line of text without control characters',
+      'params[reference1]': 'must be at most 255 characters',
+    })
+  })
+
   it('names each wrong optional field at once', async () => {
     const input = paymentInput({
       model: 'B2B' as 'B2C',
