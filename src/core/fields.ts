@@ -22,7 +22,7 @@ export const PAYMENT_FIELD_RULES = {
   exchange_number: { required: true, pattern: /\S/, expected: 'a non-empty reference' },
   order_number: { required: true, pattern: /\S/, expected: 'a non-empty order number' },
   payment_status: { required: true, pattern: booleanText, expected: 'true or false' },
-  // Not required: real redirects have been seen without it, and nothing the receiver decides depends on it.
+  // Not required: real results may come without it, and nothing the receiver decides depends on it.
   transaction_amount: { required: false, pattern: decimal, expected: 'a decimal amount such as 100.20' },
   transaction_amount_received: { required: false, pattern: decimal, expected: 'a decimal amount' },
   transaction_fee: { required: false, pattern: decimal, expected: 'a decimal amount' },
