@@ -26,6 +26,7 @@ export class VerifiedPayment {
   readonly rendering: Rendering
   private cachedPayment: Payment | undefined
   private cachedFields: Readonly<Record<string, unknown>> | undefined
+  private cachedUnsigned: Readonly<Record<string, string>> | undefined
   /** With `credentials`: the set whose Checksum Token matched, and how it was chosen. */
   credential: MatchedCredential | undefined = undefined
   /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
@@ -57,7 +58,8 @@ export class VerifiedPayment {
    * trust them only as far as anything a browser can change.
    */
   get unsignedQuery(): Readonly<Record<string, string>> {
-    return readUnsignedQuery(this.unsignedSource, (name) => this.message.shape.index[name] !== undefined)
+    this.cachedUnsigned ??= readUnsignedQuery(this.unsignedSource, (name) => this.message.shape.index[name] !== undefined)
+    return this.cachedUnsigned
   }
 
   /** Every field as received (text, nested objects for `params` and the like), in a prototype-free object. */
