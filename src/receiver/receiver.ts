@@ -3,6 +3,7 @@ import type { RawDelivery } from '../core/body.js'
 import { ReceiverError, type ReceiverErrorCode } from '../core/errors.js'
 import { silentLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory.js'
+import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
@@ -35,6 +36,13 @@ export interface PaymentEvent<TTransaction = undefined> {
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`): not signed, never in `fields`. Empty when
+   * there are none, and for results read over the API.
+   */
+  readonly unsignedQuery: Readonly<Record<string, string>>
+  /** With `credentials`: which configured set's Checksum Token matched, and how it was chosen; else undefined. */
+  readonly credential: MatchedCredential | undefined
   /**
    * With a transactional store: the database client inside the open transaction that holds the claim. Writes
    * made through it commit together with the completion when the handlers return, and roll back when one throws.
@@ -144,6 +152,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
   readonly id: string
   readonly state: PaymentState
   readonly rendering: Rendering
+  readonly credential: MatchedCredential | undefined
   readonly #verified: VerifiedPayment
 
   constructor(
@@ -157,6 +166,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
     this.state = verified.state
     this.id = `${verified.exchangeNumber}:${verified.state}`
     this.rendering = verified.rendering
+    this.credential = verified.credential
   }
 
   get payment(): Payment {
@@ -167,10 +177,14 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
     return this.#verified.fields
   }
 
+  get unsignedQuery(): Readonly<Record<string, string>> {
+    return this.#verified.unsignedQuery
+  }
+
   /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
   toJSON(): Record<string, unknown> {
-    const { id, name, state, previousState, delivery, payment, fields, rendering, transaction } = this
-    return { id, name, state, previousState, delivery, payment, fields, rendering, transaction }
+    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction } = this
+    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
   }
 }
 
