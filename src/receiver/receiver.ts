@@ -340,7 +340,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   ): Promise<ReceiverResponse> {
     let verified: VerifiedPayment
     try {
-      verified = await accept()
+      // Usually no promise at all: the body is at hand and the token known, so no tick is spent waiting.
+      const accepted = accept()
+      verified = accepted instanceof Promise ? await accepted : accepted
     } catch (error) {
       if (error instanceof ReceiverError) {
         const level = error.status >= 500 ? 'error' : 'warn'
@@ -371,7 +373,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verify(delivery)),
+    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verifyNow(delivery)),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 
