@@ -108,13 +108,16 @@ export function buildApp(
     return send(request, reply, { status: answer.status, json: answer.toJSON(), headers: answer.headers })
   }
 
-  const app = Fastify({
+  const options = {
     bodyLimit: MAX_BODY_BYTES,
-    // Order numbers and references travel in paths percent-encoded; Fastify's default limit is 100 characters.
-    routerOptions: { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 },
     forceCloseConnections: true,
-    frameworkErrors: (error, request, reply) => void fail(request, reply, error),
-  })
+    frameworkErrors: (error: unknown, request: FastifyRequest, reply: FastifyReply) => void fail(request, reply, error),
+  }
+  // Order numbers and references travel in paths percent-encoded; Fastify's default limit is 100 characters.
+  const routing = { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 }
+  let app = Fastify({ ...options, routerOptions: routing })
+  // Fastify 4 takes the router's options at the top level, where Fastify 5 deprecates them.
+  if (Number.parseInt(app.version, 10) < 5) app = Fastify({ ...options, ...routing })
   // Handlers read the body as text (readForm, readJson) and judge its type themselves, like the service.
   app.removeAllContentTypeParsers()
   app.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body))

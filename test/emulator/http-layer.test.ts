@@ -7,6 +7,17 @@ import { DEMO, type Emulator, launch, paymentForm } from './harness.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WITHOUT_FASTIFY = pathToFileURL(fileURLToPath(new URL('without-fastify.mjs', import.meta.url))).href
+const WITH_FASTIFY4 = pathToFileURL(fileURLToPath(new URL('with-fastify4.mjs', import.meta.url))).href
+
+/** Runs an ES module script from the repository root with tsx and extra --import hooks; its output and exit code. */
+async function runScript(script: string, hooks: readonly string[]): Promise<{ code: unknown; output: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks.map((hook) => `--import=${hook}`), '--input-type=module', '-e', script], { cwd: ROOT })
+  let output = ''
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
+  const code = await new Promise((resolve) => child.once('close', resolve))
+  return { code, output }
+}
 
 let emulator: Emulator
 beforeAll(async () => {
@@ -116,12 +127,36 @@ describe('without the optional fastify', () => {
       const { startEmulator } = await import('./src/emulator/index.ts')
       if (typeof receiver.createReceiver !== 'function') throw new Error('receiver did not load')
       try { await startEmulator(); console.log('started') } catch (error) { console.log('refused: ' + error.message) }`
-    const child = spawn(process.execPath, ['--import', 'tsx', `--import=${WITHOUT_FASTIFY}`, '--input-type=module', '-e', script], { cwd: ROOT })
-    let output = ''
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-    const code = await new Promise((resolve) => child.once('close', resolve))
+    const { code, output } = await runScript(script, [WITHOUT_FASTIFY])
     expect(output).toContain('refused: the emulator needs the optional package fastify')
     expect(code).toBe(0)
+  })
+})
+
+describe('on Fastify 4, the oldest version the peer range takes', () => {
+  it('routes, normalises paths and answers as on Fastify 5', async () => {
+    const script = `
+      const { startEmulator } = await import('./src/emulator/index.ts')
+      const emulator = await startEmulator()
+      const answers = {}
+      for (const [method, path] of [['GET', '/public/v1//banks/b2c/'], ['HEAD', '/public/v1/banks/b2c'], ['GET', '/v1/merchants/validate'], ['OPTIONS', '/public/v1/banks/b2b']]) {
+        const response = await fetch(emulator.baseUrl + path, { method })
+        answers[method + ' ' + path] = [response.status, response.headers.get('allow'), response.headers.get('access-control-allow-origin')]
+      }
+      const big = await fetch(emulator.baseUrl + '/v1/payments', { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'a=' + 'x'.repeat(70000) })
+      answers.big = [big.status, (await big.json()).code]
+      await emulator.stop()
+      console.log('fastify ' + (await import('fastify')).default().version + ' ' + JSON.stringify(answers))`
+    const { code, output } = await runScript(script, [WITH_FASTIFY4])
+    expect(code, output).toBe(0)
+    const [, version, json] = /^fastify (\S+) (.*)$/m.exec(output) ?? []
+    expect(version).toMatch(/^4\./)
+    expect(JSON.parse(json ?? '{}')).toEqual({
+      'GET /public/v1//banks/b2c/': [200, null, '*'],
+      'HEAD /public/v1/banks/b2c': [200, null, '*'],
+      'GET /v1/merchants/validate': [405, 'POST', null],
+      'OPTIONS /public/v1/banks/b2b': [204, null, '*'],
+      big: [413, 'body_too_large'],
+    })
   })
 })
