@@ -20,8 +20,11 @@ export interface Payment {
   readonly merchantReferenceNumber: string | null
   /** payment_status as sent. */
   readonly paid: boolean
-  /** transaction_amount in sen (1/100 ringgit), exact. */
-  readonly amountSen: number
+  /**
+   * transaction_amount in sen (1/100 ringgit), exact; undefined when the message does not carry it (or carries
+   * it empty), as some real redirects do. Compare it with the order before fulfilling when it is there.
+   */
+  readonly amountSen: number | undefined
   readonly amountReceivedSen: number | null
   readonly feeSen: number | null
   readonly currency: string | null
@@ -88,7 +91,7 @@ export function toPayment(
     orderNumber: text('order_number') as string,
     merchantReferenceNumber: optional('merchant_reference_number'),
     paid: text('payment_status') === 'true',
-    amountSen: toSen(text('transaction_amount') as string),
+    amountSen: amountOrNull('transaction_amount') ?? undefined,
     amountReceivedSen: amountOrNull('transaction_amount_received'),
     feeSen: amountOrNull('transaction_fee'),
     currency: optional('currency'),

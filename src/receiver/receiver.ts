@@ -3,6 +3,7 @@ import type { RawDelivery } from '../core/body.js'
 import { ReceiverError, type ReceiverErrorCode } from '../core/errors.js'
 import { silentLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory.js'
+import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
@@ -35,6 +36,13 @@ export interface PaymentEvent<TTransaction = undefined> {
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`): not signed, never in `fields`. Empty when
+   * there are none, and for results read over the API.
+   */
+  readonly unsignedQuery: Readonly<Record<string, string>>
+  /** With `credentials`: which configured set's Checksum Token matched, and how it was chosen; else undefined. */
+  readonly credential: MatchedCredential | undefined
   /**
    * With a transactional store: the database client inside the open transaction that holds the claim. Writes
    * made through it commit together with the completion when the handlers return, and roll back when one throws.
@@ -241,6 +249,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         return verified.fields
       },
       rendering: verified.rendering,
+      get unsignedQuery() {
+        return verified.unsignedQuery
+      },
+      credential: verified.credential,
       transaction,
     }
     try {
