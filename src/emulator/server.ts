@@ -22,7 +22,7 @@ export interface EmulatorOptions {
   stateFile?: string
   /** The clock, for tests of dates and windows. */
   now?: () => Date
-  /** Where the emulator reports its own failures (answered 500). Default: standard error. */
+  /** Where the emulator reports its own failures (answered 500) and, outside strict mode, what it tolerated. Default: standard error. */
   log?: (line: string) => void
   /** Callbacks to callback_url: attempts, backoff, time-out, transport; over the config file's `delivery`. */
   delivery?: DeliveryOptions
