@@ -33,6 +33,14 @@ async function recorded(exchangeNumber: string | null): Promise<Record<string, u
 const PHONES = ['', '0123456789', '012-345 6789', '+60 12-345 6789']
 
 describe('buyer_phone accepted by the service', () => {
+  it("leaves the emulator's own phone limit to the emulator, whose 422 names the field", async () => {
+    const wire = recordingFetch()
+    const error = await demoClient(emulator, { fetch: wire.fetch }).createPayment(paymentInput({ buyer_phone: '1'.repeat(51) })).catch((caught: unknown) => caught)
+    expect(wire.sent).toHaveLength(1)
+    expect(error).toBeInstanceOf(FpxValidationError)
+    expect(error).toMatchObject({ status: 422, fields: { buyer_phone: 'must be at most 50 characters' } })
+  })
+
   it.each(PHONES)('creates a payment with %j, recorded as sent', async (phone) => {
     const wire = recordingFetch()
     const created = await demoClient(emulator, { fetch: wire.fetch }).createPayment(paymentInput({ buyer_phone: phone }))
@@ -49,6 +57,13 @@ describe('buyer_phone accepted by the service', () => {
 })
 
 describe('partner_uid accepted by the service', () => {
+  it("creates a session with the merchant's own uid as partner_uid, as the merchant variant", async () => {
+    const wire = recordingFetch()
+    const session = await demoClient(emulator, { fetch: wire.fetch }).createPaymentSession({ transaction_amount: 5, partner_uid: DEMO.uid })
+    expect((wire.sent[0] as { form: URLSearchParams }).form.get('partner_uid')).toBe(DEMO.uid)
+    expect(session.data.partner_uid).toBeNull()
+  })
+
   it("sends the merchant's own uid as partner_uid, and the service takes it as the merchant variant", async () => {
     const wire = recordingFetch()
     const created = await demoClient(emulator, { fetch: wire.fetch }).createPayment(paymentInput({ partner_uid: DEMO.uid }))
