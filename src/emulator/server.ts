@@ -26,11 +26,11 @@ export interface EmulatorOptions {
   now?: () => Date
   /** Where the emulator reports its own failures (answered 500). Default: standard error. */
   log?: (line: string) => void
-  /** Retries of callbacks to callback_url: attempts, backoff and time-out. */
+  /** Callbacks to callback_url: attempts, backoff, time-out, transport; over the config file's `delivery`. */
   delivery?: DeliveryOptions
   /** The bank-selection page's time-out when timeout_url is set. Default 3 minutes, as the spec says. */
   bankPageTimeoutMs?: number
-  /** Refuse what the real service accepts but the spec's strict reading does not, instead of warning. */
+  /** Refuse what the real service accepts but the spec's strict reading does not, instead of warning. Over the config file's `strict`. */
   strict?: boolean
 }
 
@@ -74,7 +74,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Runn
   const persist = stateFile === undefined ? () => {} : (changed: EmulatorState) => saveState(changed, stateFile)
   const state = new EmulatorState(resolveConfig(options.config), options.now, persist)
   if (stateFile !== undefined) loadState(state, stateFile)
-  const deliverer = new CallbackDeliverer(options.delivery)
+  state.strict = options.strict ?? options.config?.strict ?? false
+  state.warnings.log = log
+  const deliverer = new CallbackDeliverer({ ...options.config?.delivery, ...options.delivery }, { strict: state.strict, warnings: state.warnings })
   const pages = hostedPageRoutes({ deliverer, bankPageTimeoutMs: options.bankPageTimeoutMs ?? BANK_PAGE_TIMEOUT_MS })
   const api = compile([...merchantRoutes, ...bankRoutes, ...paymentRoutes, ...pages, ...transactionRoutes, ...sessionRoutes, ...accountRoutes])
   const control = compile(controlRoutes(deliverer))
