@@ -42,18 +42,30 @@ export async function loadFastify(): Promise<FastifyFactory> {
   }
 }
 
-/** The path with repeated slashes collapsed, as the router sees it. */
-function routedPath(request: FastifyRequest): string {
-  const raw = request.url
-  const query = raw.indexOf('?')
-  return (query < 0 ? raw : raw.slice(0, query)).replace(/\/{2,}/g, '/')
+/** The path as sent. */
+function rawPath(request: FastifyRequest): string {
+  const query = request.url.indexOf('?')
+  return query < 0 ? request.url : request.url.slice(0, query)
 }
 
-/** The request's URL for handlers; a query name with an empty value is dropped, so `?status=` filters nothing. */
-function handlerUrl(request: FastifyRequest): URL {
+/** The path with repeated slashes collapsed, as the router sees it. */
+function routedPath(request: FastifyRequest): string {
+  return rawPath(request).replace(/\/{2,}/g, '/')
+}
+
+/**
+ * The request's URL for handlers. Outside strict mode a query name with only empty values (`?status`,
+ * `?status=`) is dropped, so it filters nothing, and each drop is noted; strict mode keeps them (and refuses).
+ */
+function handlerUrl(request: FastifyRequest, strict: boolean, notes: string[]): URL {
   const url = new URL(request.url.replace(/^\/{2,}/, '/'), BASE)
+  if (strict) return url
   const query = url.searchParams
-  for (const name of new Set(query.keys())) if (query.getAll(name).every((value) => value === '')) query.delete(name)
+  for (const name of new Set(query.keys()))
+    if (query.getAll(name).every((value) => value === '')) {
+      query.delete(name)
+      notes.push(`query parameter ${name} was empty; treated as absent`)
+    }
   return url
 }
 
@@ -113,8 +125,10 @@ export function buildApp(
     forceCloseConnections: true,
     frameworkErrors: (error: unknown, request: FastifyRequest, reply: FastifyReply) => void fail(request, reply, error),
   }
-  // Order numbers and references travel in paths percent-encoded; Fastify's default limit is 100 characters.
-  const routing = { ignoreTrailingSlash: true, ignoreDuplicateSlashes: true, maxParamLength: 4096 }
+  // Paths normalised as a Rails router does, except in strict mode. Order numbers and references travel in
+  // paths percent-encoded; Fastify's default limit is 100 characters.
+  const lenient = !state.strict
+  const routing = { ignoreTrailingSlash: lenient, ignoreDuplicateSlashes: lenient, maxParamLength: 4096 }
   let app = Fastify({ ...options, routerOptions: routing })
   // Fastify 4 takes the router's options at the top level, where Fastify 5 deprecates them.
   if (Number.parseInt(app.version, 10) < 5) app = Fastify({ ...options, ...routing })
@@ -132,9 +146,15 @@ export function buildApp(
     return fail(request, reply, error)
   })
 
-  const run = (handler: Handler) => async (request: FastifyRequest, reply: FastifyReply) => {
+  const run = (prefix: string, handler: Handler) => async (request: FastifyRequest, reply: FastifyReply) => {
     const params = request.params as Record<string, string>
-    return send(request, reply, await handler({ req: request, url: handlerUrl(request), params, state, clientIp: clientIp(request) }))
+    const notes: string[] = []
+    const url = handlerUrl(request, state.strict, notes)
+    const path = routedPath(request).replace(/(.)\/$/, '$1')
+    if (path !== rawPath(request)) notes.push(`path ${rawPath(request)} was read as ${path}`)
+    // Oddities of calls to the service's API are reported like the fields' (GET /__emulator/warnings).
+    if (prefix === apiPrefix && notes.length > 0) state.warnings.add('request', `${request.method} ${path.slice(prefix.length)}`, null, notes)
+    return send(request, reply, await handler({ req: request, url, params, state, clientIp: clientIp(request) }))
   }
 
   for (const { prefix, routes } of mounts) {
@@ -142,7 +162,7 @@ export function buildApp(
     for (const route of routes) byPath.set(route.path, [...(byPath.get(route.path) ?? []), route])
     for (const [path, sharing] of byPath) {
       const url = `${prefix}${path}`
-      for (const route of sharing) app.route({ method: route.method, url, handler: run(route.handler) })
+      for (const route of sharing) app.route({ method: route.method, url, handler: run(prefix, route.handler) })
       const allowed = sharing.map((route) => route.method)
       const preflight = path.startsWith(PUBLIC_PREFIX) && allowed.every((method) => method === 'GET')
       if (preflight)

@@ -15,7 +15,7 @@ export interface EmulatorRequest {
 
 export interface Context {
   readonly req: EmulatorRequest
-  /** The request's URL; a query name with an empty value (`?status=`) is left out, so it filters nothing. */
+  /** The request's URL; outside strict mode a query name with an empty value (`?status=`) is left out: no filter. */
   readonly url: URL
   readonly params: Readonly<Record<string, string>>
   readonly state: EmulatorState

@@ -4,11 +4,12 @@ import { basic, DEMO, type Emulator, launch, paymentForm } from './harness.js'
 
 /**
  * Issue 9 §1, over real HTTP: paths normalised as a Rails router does, an empty query value filters nothing,
- * and the public bank lists readable cross-origin.
+ * and the public bank lists readable cross-origin. Each tolerance is reported as a warning; strict mode refuses.
  */
 let emulator: Emulator
+const logged: string[] = []
 beforeAll(async () => {
-  emulator = await launch()
+  emulator = await launch({ log: (line) => logged.push(line) })
   // One offline bank, so "no filter" and "online only" differ.
   expect((await emulator.control('/banks/b2c/MB2U0227', { status: 'offline' })).status).toBe(200)
 })
@@ -121,5 +122,45 @@ describe('public bank lists are readable cross-origin', () => {
     const preflight = await fetch(`${emulator.baseUrl}/v1/payments`, { method: 'OPTIONS' })
     expect(preflight.status).toBe(405)
     expect(preflight.headers.get('access-control-allow-origin')).toBeNull()
+  })
+})
+
+describe('what was normalised is reported, and strict mode refuses it', () => {
+  interface Warning {
+    source: string
+    where: string
+    exchange_number: string | null
+    message: string
+  }
+
+  it('lists each normalised path and dropped empty value under /__emulator/warnings and in the log', async () => {
+    await emulator.control('/reset', {})
+    logged.length = 0
+    expect((await raw('GET', '/api/public/v1//banks/b2c/?status=&x=1')).status).toBe(200)
+    const { warnings } = (await (await emulator.control('/warnings')).json()) as { warnings: Warning[] }
+    expect(warnings.map(({ source, where, exchange_number, message }) => ({ source, where, exchange_number, message }))).toEqual([
+      { source: 'request', where: 'GET /public/v1/banks/b2c', exchange_number: null, message: 'query parameter status was empty; treated as absent' },
+      { source: 'request', where: 'GET /public/v1/banks/b2c', exchange_number: null, message: 'path /api/public/v1//banks/b2c/ was read as /api/public/v1/banks/b2c' },
+    ])
+    expect(logged).toEqual(warnings.map((warning) => `fpx-collect emulator: warning: ${warning.message} (${warning.where})`))
+    // A request that needed nothing normalised adds nothing.
+    expect((await raw('GET', '/api/public/v1/banks/b2c?status=online')).status).toBe(200)
+    expect(((await (await emulator.control('/warnings')).json()) as { warnings: Warning[] }).warnings).toHaveLength(2)
+  })
+
+  it('in strict mode, repeated and trailing slashes are 404 and an empty status is 422; CORS stays', async () => {
+    const strict = await launch({ strict: true, log: () => {} })
+    try {
+      const get = (path: string) => fetch(`${strict.url}${path}`)
+      expect((await get('/api/public/v1/banks/b2c')).status).toBe(200)
+      expect((await get('/api/public/v1//banks/b2c')).status).toBe(404)
+      expect((await get('/api/public/v1/banks/b2c/')).status).toBe(404)
+      const empty = await get('/api/public/v1/banks/b2c?status=')
+      expect(empty.status).toBe(422)
+      expect(empty.headers.get('access-control-allow-origin')).toBe('*')
+      expect(((await (await strict.control('/warnings')).json()) as { warnings: Warning[] }).warnings).toEqual([])
+    } finally {
+      await strict.stop()
+    }
   })
 })
