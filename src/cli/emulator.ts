@@ -19,7 +19,8 @@ demo merchant and partner (public, made-up values). Point your app's base URL at
   --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
                        it they are shown as "(set; see config)". The built-in demo ones are always printed.
 
-Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not listen (port in use).
+Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not start (port in use, or
+the optional package fastify is not installed).
 `
 
 /** Resolves on SIGINT or SIGTERM, so the emulator saves its state and closes its port before the process ends. */

@@ -93,8 +93,25 @@ export class Verifier {
       throw new TypeError('maxBodyBytes must be a positive integer')
   }
 
-  async verify(delivery: RawDelivery): Promise<VerifiedPayment> {
-    const raw = delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined ? await loadBody(delivery, this.maxBodyBytes) : delivery
+  verify(delivery: RawDelivery): Promise<VerifiedPayment> {
+    try {
+      return Promise.resolve(this.verifyNow(delivery))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  /**
+   * verify() without a promise when none is needed: the body is at hand and the token is known without waiting,
+   * as for nearly every delivery. Throws ReceiverError, or returns a promise that rejects with one.
+   */
+  verifyNow(delivery: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
+    if (delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined)
+      return loadBody(delivery, this.maxBodyBytes).then((raw) => this.verifyRaw(raw))
+    return this.verifyRaw(delivery)
+  }
+
+  private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     let message: Message
     try {
       message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
@@ -106,14 +123,27 @@ export class Verifier {
     if (!CHECKSUM_PATTERN.test(checksum))
       throw new ReceiverError('checksum_malformed', 'the checksum field is not 64 hexadecimal characters')
     const uid = message.text('uid')
-    let token: string | undefined
+    let found: string | Promise<string> | undefined
     try {
-      const found = this.lookup(uid)
-      token = typeof found === 'string' ? found : await found
+      found = this.lookup(uid)
     } catch (error) {
-      // Several sets and a uid that names none: every set's token is tried below before unknown_uid.
-      if (this.sets?.fallback === undefined || !(error instanceof ReceiverError && error.code === 'unknown_uid')) throw error
+      found = this.tolerated(error)
     }
+    if (typeof found === 'object')
+      return found.then(
+        (token) => this.authenticate(raw, message, checksum, uid, token),
+        (error: unknown) => this.authenticate(raw, message, checksum, uid, this.tolerated(error)),
+      )
+    return this.authenticate(raw, message, checksum, uid, found)
+  }
+
+  /** Several sets and a uid that names none: every set's token is tried (in authenticate) before unknown_uid. */
+  private tolerated(error: unknown): undefined {
+    if (this.sets?.fallback === undefined || !(error instanceof ReceiverError && error.code === 'unknown_uid')) throw error
+    return undefined
+  }
+
+  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
     const rendering = token === undefined ? undefined : matchChecksum(message, checksum, token)
     if (rendering === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)

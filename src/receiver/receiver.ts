@@ -106,21 +106,86 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   failed: 'payment.failed',
 }
 
-/** The typed payment is built only if someone reads it: most answers go out without anyone looking. */
-function withPayment(response: ReceiverResponse, verified: VerifiedPayment | undefined): ReceiverResponse {
-  if (verified !== undefined) Object.defineProperty(response, 'payment', { get: () => verified.payment, enumerable: true })
-  return response
+/**
+ * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
+ * class and the typed payment is built only if someone reads it: most answers go out without anyone looking.
+ */
+class Answer implements ReceiverResponse {
+  error?: { code: ReceiverErrorCode; message: string }
+  readonly #verified: VerifiedPayment | undefined
+
+  constructor(
+    public status: number,
+    public headers: Record<string, string>,
+    public body: string,
+    public outcome: Outcome,
+    verified: VerifiedPayment | undefined,
+  ) {
+    this.#verified = verified
+  }
+
+  get payment(): Payment | undefined {
+    return this.#verified?.payment
+  }
+
+  /** JSON.stringify(response) shows the payment, as it did when it was an own property. */
+  toJSON(): ReceiverResponse {
+    const { status, headers, body, outcome, error, payment } = this
+    return { status, headers, body, outcome, ...(payment === undefined ? {} : { payment }), ...(error === undefined ? {} : { error }) }
+  }
 }
 
 function acknowledged(outcome: Outcome, verified: VerifiedPayment): ReceiverResponse {
-  return withPayment({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK', outcome }, verified)
+  return new Answer(200, { 'content-type': 'text/plain; charset=utf-8' }, 'OK', outcome, verified)
 }
 
 function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPayment): ReceiverResponse {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
   const body = JSON.stringify({ error: { code: error.code, message: error.message } })
-  const response: ReceiverResponse = { status: error.status, headers, body, outcome, error: { code: error.code, message: error.message } }
-  return withPayment(response, verified)
+  const response = new Answer(error.status, headers, body, outcome, verified)
+  response.error = { code: error.code, message: error.message }
+  return response
+}
+
+/** The event handlers get: one class, the payment and fields behind prototype getters, built on first read. */
+class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
+  readonly id: string
+  readonly state: PaymentState
+  readonly rendering: Rendering
+  readonly credential: MatchedCredential | undefined
+  readonly #verified: VerifiedPayment
+
+  constructor(
+    verified: VerifiedPayment,
+    readonly name: PaymentEventName,
+    readonly previousState: PaymentState | null,
+    readonly delivery: ResultSource,
+    readonly transaction: TTransaction | undefined,
+  ) {
+    this.#verified = verified
+    this.state = verified.state
+    this.id = `${verified.exchangeNumber}:${verified.state}`
+    this.rendering = verified.rendering
+    this.credential = verified.credential
+  }
+
+  get payment(): Payment {
+    return this.#verified.payment
+  }
+
+  get fields(): Readonly<Record<string, unknown>> {
+    return this.#verified.fields
+  }
+
+  get unsignedQuery(): Readonly<Record<string, string>> {
+    return this.#verified.unsignedQuery
+  }
+
+  /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
+  toJSON(): Record<string, unknown> {
+    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction } = this
+    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
+  }
 }
 
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
@@ -236,25 +301,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     const log = { exchangeNumber, state, delivery: kind }
 
     const name = EVENT_NAMES[state]
-    const event: PaymentEvent<TTransaction> = {
-      id: `${exchangeNumber}:${state}`,
-      name,
-      state,
-      previousState,
-      delivery: kind,
-      get payment() {
-        return verified.payment
-      },
-      get fields() {
-        return verified.fields
-      },
-      rendering: verified.rendering,
-      get unsignedQuery() {
-        return verified.unsignedQuery
-      },
-      credential: verified.credential,
-      transaction,
-    }
+    const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
     try {
       const list = handlers[name]
       // A handler that removes itself while running must not make the next one skip.
@@ -293,7 +340,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   ): Promise<ReceiverResponse> {
     let verified: VerifiedPayment
     try {
-      verified = await accept()
+      // Usually no promise at all: the body is at hand and the token known, so no tick is spent waiting.
+      const accepted = accept()
+      verified = accepted instanceof Promise ? await accepted : accepted
     } catch (error) {
       if (error instanceof ReceiverError) {
         const level = error.status >= 500 ? 'error' : 'warn'
@@ -324,7 +373,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verify(delivery)),
+    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verifyNow(delivery)),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 
