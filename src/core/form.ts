@@ -138,8 +138,9 @@ export class FormFields implements ReceivedFields {
       let end = bounds[2 * i + 1] as number
       let p = bounds[2 * i] as number
       if (end >= 0) {
-        // Values are short; a plain loop beats Buffer#copy's per-call checks.
-        while (p < end) out[at++] = source[p++] as number
+        // Short values: a plain loop beats Buffer#copy's per-call checks; long ones (URLs) go faster by copy.
+        if (end - p > 24) at += source.copy(out, at, p, end)
+        else while (p < end) out[at++] = source[p++] as number
         continue
       }
       end = ~end

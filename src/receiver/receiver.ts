@@ -7,7 +7,7 @@ import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
-import type { LeaseRef, ReceiverStore } from '../stores/store.js'
+import type { ClaimRequest, LeaseRef, ReceiverStore } from '../stores/store.js'
 import { trustedPayment } from '../core/trusted.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
@@ -99,6 +99,12 @@ export interface Receiver<TTransaction = undefined> {
  * adapter serves receivers with any store.
  */
 export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>
+
+const HANDLED: Record<PaymentEventName, string> = {
+  'payment.pending': 'handled payment.pending',
+  'payment.succeeded': 'handled payment.succeeded',
+  'payment.failed': 'handled payment.failed',
+}
 
 const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   pending: 'payment.pending',
@@ -236,26 +242,27 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
   async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    const lease = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries) }
-    const log = { exchangeNumber, state, delivery: kind }
-    const waitUntil = Date.now() + leaseMs
-    const askUntil = Date.now() + busyWaitMs
+    // One object serves as the claim request and as the lease reference for complete/release.
+    const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+    const now = Date.now()
+    const waitUntil = now + leaseMs
+    const askUntil = now + busyWaitMs
     let pauseMs = 10
     let previousState: PaymentState | null
     let transaction: TTransaction | undefined
     for (;;) {
       let claim
       try {
-        claim = await store.claim({ ...lease, leaseMs })
+        claim = await store.claim(lease)
       } catch (error) {
-        logger.error({ ...log, err: error }, 'the store failed to claim the payment')
+        logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
         const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
         response.headers['retry-after'] = '5'
         return response
       }
       if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
       if (claim.outcome === 'stale') {
-        logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
+        logger.info({ exchangeNumber, state, delivery: kind, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
         return acknowledged('stale', verified)
       }
       if (claim.outcome === 'claimed') {
@@ -305,7 +312,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     try {
       const list = handlers[name]
       // A handler that removes itself while running must not make the next one skip.
-      for (const handler of list.length === 1 ? list : [...list]) await handler(event)
+      const running = list.length === 1 ? list : list.slice()
+      for (let i = 0; i < running.length; i++) {
+        // A handler that returns nothing (most do) costs no tick.
+        const result = (running[i] as PaymentHandler<TTransaction>)(event)
+        if (result !== undefined) await result
+      }
     } catch (error) {
       logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
       await store.release(lease).catch((releaseError: unknown) => {
@@ -325,7 +337,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
       return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
     }
-    logger.info(log, `handled ${name}`)
+    logger.info(log, HANDLED[name])
     return acknowledged('processed', verified)
   }
 
