@@ -15,7 +15,7 @@ export type InboxStatus = 'pending' | 'dead'
 
 export const INBOX_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 export const INBOX_SOURCES: readonly InboxSource[] = ['callback', 'redirect', 'reconcile']
-/** Ranks as in src/stores/store.ts: an entry waits while one of a higher rank for its exchange_number is queued. */
+/** Ranks as in src/stores/store.ts. */
 export const STATE_RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
 
 /** A verified result as written to the inbox: every field as received, and the rendering its checksum matched. */
@@ -80,8 +80,10 @@ export interface InboxQueue {
   /** 'queued', or 'present' when this (exchange_number, state) is in the inbox already (pending or dead). */
   enqueue(entry: InboxEntry): Promise<'queued' | 'present'>
   /**
-   * Leases up to `limit` due entries to `owner` for `leaseMs`, counting an attempt on each. An entry is not taken
-   * while another entry of a higher state for the same exchange_number is in the inbox: the higher one runs first.
+   * Leases up to `limit` due entries to `owner` for `leaseMs`, counting an attempt on each. The entries of one
+   * exchange_number are taken in the order they arrived: one waits while an earlier one is pending (not while it
+   * is dead), and while a higher state that arrived no later is in the inbox at all (dead included), so a 99
+   * never runs after the 00 that arrived before it, exactly as with direct deliveries in that order.
    */
   take(owner: string, limit: number, leaseMs: number): Promise<TakenEntry[]>
   /** Removes the entry: it was handled (or found already handled). False when `owner` no longer holds it. */

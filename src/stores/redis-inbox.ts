@@ -38,7 +38,8 @@ redis.call('ZADD', KEYS[3], now, ARGV[1])
 return 1`
 
 // KEYS meta, fields, due, leased. ARGV owner, limit, leaseMs. Returns { id, meta, fields, ... }.
-// An entry waits (pushed back a second) while a higher state of its exchange_number is in the inbox.
+// The states of one exchange_number run in arrival order (see InboxQueue.take); an entry that must wait is pushed
+// back a second rather than left in front of the others.
 const TAKE = `${NOW}
 local RANK = { pending = 0, failed = 1, succeeded = 2 }
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
@@ -57,14 +58,23 @@ for _, id in ipairs(candidates) do
   else
     local at = string.find(id, ':[^:]*$')
     local exchange, state = string.sub(id, 1, at - 1), string.sub(id, at + 1)
+    local mine = cjson.decode(raw)
     local blocked = false
     for other, rank in pairs(RANK) do
-      if rank > RANK[state] and redis.call('HEXISTS', KEYS[1], exchange .. ':' .. other) == 1 then blocked = true end
+      if other ~= state then
+        local sibling = redis.call('HGET', KEYS[1], exchange .. ':' .. other)
+        if sibling then
+          local them = cjson.decode(sibling)
+          if (them.receivedAt < mine.receivedAt and them.status == 'pending') or (rank > RANK[state] and them.receivedAt <= mine.receivedAt) then
+            blocked = true
+          end
+        end
+      end
     end
     if blocked then
       redis.call('ZADD', KEYS[3], now + 1000, id)
     else
-      local meta = cjson.decode(raw)
+      local meta = mine
       meta.attempts = meta.attempts + 1
       meta.owner = ARGV[1]
       meta.leaseUntil = now + tonumber(ARGV[3])

@@ -151,6 +151,41 @@ export function inboxSuite(subject: InboxSubject): void {
       expect(runs).toEqual([`${ex}:succeeded`])
     })
 
+    it('runs a 99 and its 00 in the order they arrived, even when both waited out an outage', async () => {
+      let broken = true
+      const { receiver: r, runs } = await receiver(FAST, () => {
+        if (broken) throw new Error('down')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'pending')
+      await sleep(20)
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(async () => ((await queue.show(ex))[0]?.attempts ?? 0) >= 2)).toBe(true)
+      // The 00 waits behind the failing 99 instead of overtaking it (which would make the 99 stale).
+      expect((await queue.show(ex)).find((item) => item.state === 'succeeded')?.attempts).toBe(0)
+      broken = false
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:pending`, `${ex}:succeeded`])
+    })
+
+    it('lets a 00 run when the 99 before it was dead-lettered: money arriving is never held back by it', async () => {
+      let failPending = true
+      const { receiver: r, runs } = await receiver({ ...FAST, maxAttempts: 1 }, (event) => {
+        if (failPending && event.state === 'pending') throw new Error('pending handler broken')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'pending')
+      expect(await eventually(async () => (await queue.show(ex))[0]?.status === 'dead')).toBe(true)
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(() => runs.length === 1)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+      // Retried afterwards, the 99 is stale: it never runs after its 00.
+      failPending = false
+      expect(await r.inbox.retry({ exchangeNumber: ex, state: 'pending' })).toBe(1)
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+    })
+
     it('shares one inbox among workers of several receivers: every result handled exactly once', async () => {
       const fleet = await Promise.all([receiver(), receiver(), receiver()])
       const results = Array.from({ length: 40 }, (_, i) => ({ ex: exchange(), state: (i % 3 === 0 ? 'failed' : 'succeeded') as PaymentState }))

@@ -2,8 +2,9 @@
  * The inbox table of the PostgreSQL store (inbox mode), next to the claims table: `<table>_inbox`, one row per
  * (exchange_number, state) waiting for its handlers, or dead-lettered. Rows are deleted once handled.
  *
- *   rank              the state's rank (pending 0, failed 1, succeeded 2): a row waits while a higher one of its
- *                     exchange_number is in the table, so a 99 never runs after the 00 that arrived before it;
+ *   rank              the state's rank (pending 0, failed 1, succeeded 2). The states of one exchange_number run in
+ *                     the order they arrived (received_at): a row waits while an earlier one is pending, and while
+ *                     a higher one that arrived no later is in the table at all, so a 99 never runs after its 00;
  *   fields            the verified fields as JSON text (text keeps their order), rendering the checksum's;
  *   status            'pending' or 'dead'; attempts counted when taken; next_attempt_at the backoff;
  *   lease_*           the worker running an attempt now, and until when (then another worker takes it over).
@@ -83,7 +84,8 @@ ON CONFLICT (exchange_number, state) DO NOTHING RETURNING 1 AS queued`,
     take: `WITH due AS (
   SELECT i.exchange_number, i.state FROM ${t} AS i
   WHERE i.status = 'pending' AND i.next_attempt_at <= now() AND ${free}
-    AND NOT EXISTS (SELECT 1 FROM ${t} AS h WHERE h.exchange_number = i.exchange_number AND h.rank > i.rank)
+    AND NOT EXISTS (SELECT 1 FROM ${t} AS h WHERE h.exchange_number = i.exchange_number AND h.state <> i.state
+      AND ((h.received_at < i.received_at AND h.status = 'pending') OR (h.rank > i.rank AND h.received_at <= i.received_at)))
   ORDER BY i.next_attempt_at LIMIT $2::int FOR UPDATE SKIP LOCKED)
 UPDATE ${t} AS i SET lease_owner = $1::text, lease_expires_at = now() + ${ms('$3')}, attempts = i.attempts + 1
 FROM due WHERE i.exchange_number = due.exchange_number AND i.state = due.state
