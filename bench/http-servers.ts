@@ -33,6 +33,8 @@ export const SCENARIOS = [
   'express-fpx',
   'koa-parser',
   'koa-fpx',
+  'fastify-ceiling',
+  'fastify-handle',
   'fastify-parser',
   'fastify-fpx',
   'octokit',
@@ -141,9 +143,30 @@ function koaApp(scenario: 'koa-parser' | 'koa-fpx', stats: Counter): Koa {
   return app
 }
 
-async function fastifyServer(scenario: 'fastify-parser' | 'fastify-fpx', stats: Counter): Promise<RunningServer> {
+type FastifyScenario = 'fastify-ceiling' | 'fastify-handle' | 'fastify-parser' | 'fastify-fpx'
+
+async function fastifyServer(scenario: FastifyScenario, stats: Counter): Promise<RunningServer> {
   const app = Fastify()
-  if (scenario === 'fastify-fpx') {
+  if (scenario === 'fastify-ceiling' || scenario === 'fastify-handle') {
+    // The ceiling: Fastify reading the body as a buffer and answering OK, no verification at all. With the
+    // receiver's handle() called straight from the route (no plugin, no error handler, no answerDelivery), the
+    // difference to the plugin is the adapter's own cost.
+    app.removeAllContentTypeParsers()
+    app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body))
+    if (scenario === 'fastify-ceiling') {
+      app.post(CALLBACK_PATH, async (request, reply) => {
+        if (!(request.body instanceof Buffer) || request.body.length === 0) return reply.code(400).send('no body')
+        stats.handled++
+        return reply.code(200).type('text/plain; charset=utf-8').send('OK')
+      })
+    } else {
+      const receiver = countingReceiver(stats)
+      app.post(CALLBACK_PATH, async (request, reply) => {
+        const response = await receiver.handle({ kind: 'callback', body: request.body as Buffer, contentType: request.headers['content-type'] ?? null })
+        return reply.code(response.status).headers(response.headers).send(response.body)
+      })
+    }
+  } else if (scenario === 'fastify-fpx') {
     await app.register(fpxCollect, { receiver: countingReceiver(stats), callbackPath: CALLBACK_PATH, redirectPath: false })
   } else {
     await app.register(formbody)
@@ -192,6 +215,8 @@ export async function startServer(scenario: Scenario): Promise<RunningServer> {
     case 'koa-parser':
     case 'koa-fpx':
       return listenNode(koaApp(scenario, stats).callback(), stats)
+    case 'fastify-ceiling':
+    case 'fastify-handle':
     case 'fastify-parser':
     case 'fastify-fpx':
       return fastifyServer(scenario, stats)

@@ -12,7 +12,8 @@
  * Profile: `node --cpu-prof --import tsx bench/receiver.ts` (the measured code is dist/, untransformed).
  */
 import { PerformanceObserver } from 'node:perf_hooks'
-import { type Core, fromDist, type Testing } from './dist.js'
+import { type Core, fromDist } from './dist.js'
+import { signedCallbacks } from './signed-callbacks.js'
 
 function envInteger(name: string, fallback: number, min: number): number {
   const text = process.env[name]
@@ -26,21 +27,13 @@ const OPS = envInteger('BENCH_OPS', 5000, 100)
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 
 const { createReceiver, memoryStore } = await fromDist<Core>('index')
-const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
 
 const checksumToken = '3f6b8e2a9c1d4f7e0a5b8c2d6e9f1a4b7c0d3e6f9a2b5c8d1e4f7a0b3c6d9e2f'
 const contentType = 'application/x-www-form-urlencoded'
 
 // One warm-up round plus the measured ones, each using OPS fresh deliveries.
 const started = performance.now()
-const fresh: Buffer[] = []
-const seen = new Set<string>()
-while (fresh.length < OPS * (ROUNDS + 1) + 1) {
-  const fields = samplePaymentFields()
-  if (seen.has(String(fields.exchange_number))) continue
-  seen.add(String(fields.exchange_number))
-  fresh.push(Buffer.from(signCallback(fields, checksumToken).body))
-}
+const fresh = signedCallbacks(OPS * (ROUNDS + 1) + 1, checksumToken)
 const signingSeconds = (performance.now() - started) / 1000
 
 let handled = 0

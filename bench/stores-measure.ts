@@ -70,6 +70,9 @@ export interface Row {
   /** The bare round trip on the same client, measured in the same mode; none for the memory store. */
   readonly floor?: Stats
   readonly floorName?: string
+  /** Two round trips on the same client, as a claim + complete needs at least. */
+  readonly floor2?: Stats
+  readonly floor2Name?: string
 }
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-')
@@ -77,7 +80,7 @@ const ratio = (a: number, b: number) => `${fixed(a / b, 2)}x`
 
 /** A plain-text table: it survives being pasted into an issue, unlike console.table's box drawing. */
 export function renderTable(rows: readonly Row[]): string {
-  const header = ['store', 'mode', 'ops/s', 'p50 ms', 'p99 ms', 'floor', 'floor ops/s', 'floor p50', 'floor p99', 'p50/floor', 'p99/floor', 'floor ops/store ops']
+  const header = ['store', 'mode', 'ops/s', 'p50 ms', 'p99 ms', 'floor', 'floor ops/s', 'floor p50', 'floor p99', 'p50/floor', 'p99/floor', 'floor ops/store ops', '2-RT floor', '2-RT ops/s', '2-RT ops/store ops']
   const lines = rows.map((row) => {
     const { stats, floor } = row
     return [
@@ -93,12 +96,15 @@ export function renderTable(rows: readonly Row[]): string {
       floor ? ratio(stats.p50, floor.p50) : '-',
       floor ? ratio(stats.p99, floor.p99) : '-',
       floor ? ratio(floor.opsPerSec, stats.opsPerSec) : '-',
+      row.floor2Name ?? '-',
+      row.floor2 ? fixed(row.floor2.opsPerSec, 0) : '-',
+      row.floor2 ? ratio(row.floor2.opsPerSec, stats.opsPerSec) : '-',
     ]
   })
   const table = [header, ...lines]
   const widths = header.map((_, column) => Math.max(...table.map((line) => line[column]!.length)))
   // Names left, numbers right.
   const format = (line: string[]) =>
-    line.map((cell, column) => (column < 2 || column === 5 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')
+    line.map((cell, column) => (column < 2 || column === 5 || column === 12 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!))).join('  ')
   return [format(header), widths.map((width) => '-'.repeat(width)).join('  '), ...lines.map(format)].join('\n')
 }

@@ -7,10 +7,12 @@
  *   PostgreSQL (pg Pool)         floor: a bare `INSERT INTO <scratch> VALUES ($1)` on the same pool, into a table
  *                                with a text primary key (like the store's), logged, autocommitted;
  *   PGlite in memory             the same floor, on the same instance.
+ * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
+ * INSERT then UPDATE of the same row. Ratios against it are printed last.
  * Every delivery uses an exchange_number never seen before, so every claim succeeds. Each scenario runs one at a
  * time (latency) and with BENCH_CONCURRENCY in flight (throughput), after an untimed warm-up in the same mode.
  *
- * Environment: BENCH_OPS (measured operations per scenario, default 3000), BENCH_WARMUP (default 300),
+ * Environment: BENCH_OPS (measured operations per scenario, default 1000), BENCH_WARMUP (default 100),
  * BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 1; the best round of each scenario is reported),
  * BENCH_ONLY (comma-separated: memory, ioredis, node-redis, postgres, pglite), REDIS_URL, DATABASE_URL. An unreachable service is skipped with a warning, or fails the run when CI is set.
  */
@@ -32,8 +34,8 @@ const { memoryStore } = await fromDist<Core>('index')
 const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 
-const OPS = envNumber('BENCH_OPS', 3000, 1)
-const WARMUP = envNumber('BENCH_WARMUP', 300, 0)
+const OPS = envNumber('BENCH_OPS', 1000, 1)
+const WARMUP = envNumber('BENCH_WARMUP', 100, 0)
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 16, 1)
 const ROUNDS = envNumber('BENCH_ROUNDS', 1, 1)
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
@@ -59,6 +61,9 @@ interface Opened {
   about: string
   floorName?: string
   floor?: Op
+  /** What a claim + complete needs at least: two round trips on the same client (claim, then complete). */
+  floor2Name?: string
+  floor2?: Op
   stores: { name: string; store: ReceiverStore<unknown> }[]
   /** Deletes what the run wrote and closes the connections. */
   close(): Promise<void>
@@ -103,6 +108,13 @@ function redisGroup(name: string, connect: () => Promise<{ client: RedisClientLi
           const reply = await send(['SET', `${prefix}floor:${exchange(n)}`, `succeeded:${OWNER_PREFIX}${n}`, 'NX', 'PX', '60000'])
           if (String(reply) !== 'OK') throw new Error('SET NX of a fresh key did not answer OK')
         },
+        floor2Name: 'SET NX PX; SET',
+        floor2: async (n) => {
+          const key = `${prefix}floor2:${exchange(n)}`
+          const reply = await send(['SET', key, `succeeded:${OWNER_PREFIX}${n}`, 'NX', 'PX', '60000'])
+          if (String(reply) !== 'OK') throw new Error('SET NX of a fresh key did not answer OK')
+          await send(['SET', key, 'succeeded', 'PX', String(RETENTION_MS)])
+        },
         stores: [{ name, store: redisStore({ client, prefix, retentionMs: RETENTION_MS }) }],
         async close() {
           try {
@@ -126,10 +138,19 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
     for (const table of tables) await db.query(`DROP TABLE IF EXISTS "${table}"`)
   }
   await db.query(`CREATE TABLE "${scratch}" (v text PRIMARY KEY)`)
+  await db.query(`CREATE TABLE "${scratch}2" (v text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
+  tables.push(`${scratch}2`)
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
+  const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
+  const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
   return {
     floorName: 'INSERT',
     floor: async (n) => void (await db.query(insert, [exchange(n)])),
+    floor2Name: 'INSERT; UPDATE',
+    floor2: async (n) => {
+      await db.query(insert2, [exchange(n)])
+      await db.query(update2, [exchange(n)])
+    },
     stores: [
       { name: `${label}`, store: postgresStore({ client, table: base, retentionMs: RETENTION_MS }) },
       {
@@ -234,10 +255,12 @@ async function main(): Promise<void> {
       notes.push(`${group.name}: ${opened.about}`)
       for (const mode of MODES) {
         let floor: Stats | undefined
+        let floor2: Stats | undefined
         const best: (Stats | undefined)[] = []
         // Floor and stores take turns within each round, so a noisy neighbour hits both rather than one.
         for (let round = 0; round < ROUNDS; round++) {
           if (opened.floor) floor = better(floor, await measure(opened.floor, OPS, WARMUP, mode.concurrency, next))
+          if (opened.floor2) floor2 = better(floor2, await measure(opened.floor2, OPS, WARMUP, mode.concurrency, next))
           for (const [index, { name, store }] of opened.stores.entries()) {
             const stats = await measure(delivery(store), OPS, WARMUP, mode.concurrency, next)
             console.log(`  ${name}, ${mode.label}, round ${round + 1}: ${stats.opsPerSec.toFixed(0)} ops/s`)
@@ -245,7 +268,7 @@ async function main(): Promise<void> {
           }
         }
         for (const [index, { name }] of opened.stores.entries())
-          rows.push({ store: name, mode: mode.label, stats: best[index]!, floor, floorName: opened.floorName })
+          rows.push({ store: name, mode: mode.label, stats: best[index]!, floor, floorName: opened.floorName, floor2, floor2Name: opened.floor2Name })
       }
     } finally {
       await opened.close()
@@ -260,6 +283,14 @@ async function main(): Promise<void> {
       'SET LOCAL, complete, COMMIT) on a connection held throughout; PGlite transactional 4 (BEGIN, claim, ' +
       'complete, COMMIT), one session for every delivery.',
   )
+  // Ratios last: store time per delivery over the two-round-trip floor's (claim then complete cannot take fewer).
+  console.log('\nclaim + complete time / two-round-trip floor time (goal <= 1.2; PGlite <= 2):')
+  for (const row of rows) {
+    if (row.floor2 === undefined) continue
+    const ratio = row.floor2.opsPerSec / row.stats.opsPerSec
+    const goal = row.store.startsWith('pglite') ? 2 : 1.2
+    console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  (goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`)
+  }
 }
 
 await main()
