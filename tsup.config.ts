@@ -2,7 +2,8 @@ import { defineConfig } from 'tsup'
 
 // Framework packages are the app's own (optional peer dependencies), and so is pdfkit (only the emulator's
 // receipts import it, lazily); never bundle them.
-const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit']
+// pg and ioredis are the app's too: `fpx-collect inbox` loads them only when given such a URL.
+const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit', 'pg', 'ioredis', 'redis']
 
 export default defineConfig([
   {

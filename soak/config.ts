@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto'
+import { retryDelayMs } from '../src/emulator/delivery.js'
 
 /*
  * Every knob is an environment variable (SOAK_PAYMENTS=300) or the matching flag (--payments=300), so that the
@@ -29,9 +30,24 @@ export interface SoakConfig {
   seed: number
   /** Keep the ledger, store table and Redis keys for inspection instead of deleting them. */
   keep: boolean
+  /**
+   * Inbox mode: the receivers answer once a result is in the store's inbox, and every handler fails for
+   * `outageMs` from the start of the run, then recovers. fail-rate defaults to 0 then (the outage is the failure).
+   */
+  inbox: boolean
+  outageMs: number
+  /** The inbox's longest backoff: after the outage every result must be processed within about this. */
+  backoffMaxMs: number
   redisUrl: string
   databaseUrl: string
 }
+
+/**
+ * The emulator's whole retry window with its defaults (docs/emulator.md: 8 attempts, waits doubling from 1 s,
+ * capped at 5 min): the time from a callback's first attempt to its last. A handler outage longer than this loses
+ * the result for good without an inbox.
+ */
+export const EMULATOR_RETRY_WINDOW_MS = Array.from({ length: 7 }, (_, i) => retryDelayMs(i + 1, 1000, 5 * 60_000)).reduce((a, b) => a + b, 0)
 
 const DEFAULTS = {
   payments: 10_000,
@@ -89,13 +105,16 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
     kills: count('kills', DEFAULTS.kills, 0),
     concurrency: count('concurrency', DEFAULTS.concurrency),
     duplicateRate: rate('duplicate-rate', DEFAULTS.duplicateRate),
-    failRate: rate('fail-rate', DEFAULTS.failRate),
+    failRate: rate('fail-rate', ['1', 'true', 'yes'].includes(raw('inbox') ?? '') ? 0 : DEFAULTS.failRate),
     leaseMs: count('lease-ms', DEFAULTS.leaseMs),
     effectDelayMs: count('effect-delay-ms', DEFAULTS.effectDelayMs, 0),
     maxAttempts: count('max-attempts', DEFAULTS.maxAttempts),
     poolSize: count('pool-size', DEFAULTS.poolSize),
     seed: count('seed', randomInt(2 ** 31), 0),
     keep: ['1', 'true', 'yes'].includes(raw('keep') ?? ''),
+    inbox: ['1', 'true', 'yes'].includes(raw('inbox') ?? ''),
+    outageMs: count('outage-ms', Math.ceil(EMULATOR_RETRY_WINDOW_MS * 1.1), 0),
+    backoffMaxMs: count('backoff-max-ms', 5000),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
   }

@@ -12,6 +12,7 @@
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { check, type Findings } from './checks.js'
+import { drainInbox, type InboxFigures, inboxReport } from './inbox.js'
 import { loadConfig, type SoakConfig, type StoreKind } from './config.js'
 import { type PaymentPlan, planPayment } from './plan.js'
 import { createResources, dropResources, ledgerRows, type RunResources, storeState } from './resources.js'
@@ -48,7 +49,8 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
   console.log(`\n== soak on ${store}: ${config.workers} workers, ${n(config.payments)} payments, ${config.kills} kills, seed ${config.seed}, run ${tag}`)
   console.log(
     `settings    ${config.concurrency} payments at a time, ${Math.round(config.duplicateRate * 100)}% duplicated, handlers failing ${Math.round(config.failRate * 100)}%, ` +
-      `lease ${config.leaseMs} ms${store === 'postgres' ? ', transactional' : ''}, ${config.poolSize} pg connections per worker`,
+      `lease ${config.leaseMs} ms${store === 'postgres' ? ', transactional' : ''}, ${config.poolSize} pg connections per worker` +
+      (config.inbox ? `; INBOX mode, handler outage ${Math.round(config.outageMs / 1000)} s, backoff up to ${config.backoffMaxMs} ms` : ''),
   )
   const resources = await createResources(store, config, tag)
   const fleet = new Fleet({
@@ -62,7 +64,10 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     poolSize: config.poolSize,
     redisUrl: config.redisUrl,
     databaseUrl: config.databaseUrl,
+    // The outage starts now, before any traffic, and outlasts it.
+    ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Date.now() + config.outageMs, backoffMaxMs: config.backoffMaxMs } } : {}),
   })
+  const outageEndAt = Date.now() + config.outageMs
   current = { fleet, resources, keep: config.keep }
   const sender = new Sender(fleet, config.maxAttempts)
   try {
@@ -106,6 +111,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const seconds = (performance.now() - started) / 1000
     await killing
     if (killFailed !== undefined) throw killFailed
+    const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageEndAt) : undefined
     await fleet.stop()
 
     const rows = await ledgerRows(resources)
@@ -125,8 +131,11 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
       if (entry.examples.length < 5) entry.examples.push(`delivery ${send.delivery} (${send.kind}, ${send.state})`)
       findings.violations.set('lost: a delivery never got a 2xx', entry)
     }
-    if (fleet.kills.length !== config.kills) findings.violations.set('kills missing', { count: config.kills - fleet.kills.length, examples: [] })
-    report(store, config, traffic, sender, fleet.kills, findings, seconds)
+    const drainKills = figures?.drainKill === undefined ? 0 : 1
+    if (fleet.kills.length !== config.kills + drainKills) findings.violations.set('kills missing', { count: config.kills - fleet.kills.length, examples: [] })
+    if (figures !== undefined)
+      for (const [kind, example] of inboxReport(figures, config).violations) findings.violations.set(kind, { count: 1, examples: [example] })
+    report(store, config, traffic, sender, fleet.kills, findings, seconds, figures)
     return findings.violations.size === 0
   } finally {
     sender.close()
@@ -138,7 +147,16 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
   }
 }
 
-function report(store: StoreKind, config: SoakConfig, traffic: Traffic, sender: Sender, kills: readonly Kill[], findings: Findings, seconds: number): void {
+function report(
+  store: StoreKind,
+  config: SoakConfig,
+  traffic: Traffic,
+  sender: Sender,
+  kills: readonly Kill[],
+  findings: Findings,
+  seconds: number,
+  figures: InboxFigures | undefined,
+): void {
   const { stats } = sender
   const responses = [...stats.responses].sort((a, b) => b[1] - a[1]).map(([label, count]) => `${label} × ${n(count)}`)
   const lines = [
@@ -163,6 +181,7 @@ function report(store: StoreKind, config: SoakConfig, traffic: Traffic, sender: 
     ],
     ['throughput', `${n(Math.round(traffic.deliveries / seconds))} deliveries/s, ${n(Math.round(stats.requests / seconds))} requests/s, ${n(Math.round(config.payments / seconds))} payments/s (${seconds.toFixed(1)} s)`],
   ]
+  if (figures !== undefined) lines.push(...inboxReport(figures, config).lines)
   for (const [label, text] of lines) console.log(`${(label as string).padEnd(11)} ${text}`)
   if (findings.violations.size === 0) {
     console.log(`result      OK: every payment at its final state, nothing lost, no second run beyond what the ${store} store promises`)

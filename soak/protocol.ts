@@ -25,6 +25,8 @@ export interface WorkerSettings {
   poolSize: number
   redisUrl: string
   databaseUrl: string
+  /** Inbox mode: handlers fail from outageStartAt to outageEndAt (epoch ms), and back off up to backoffMaxMs. */
+  inbox?: { outageStartAt: number; outageEndAt: number; backoffMaxMs: number }
 }
 
 export type WorkerMessage = { type: 'ready'; port: number } | { type: 'failed'; message: string }

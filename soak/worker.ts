@@ -16,6 +16,7 @@ import { redisStore } from '../src/stores/redis.js'
 import { ATTEMPT_HEADER, CALLBACK_PATH, DELIVERY_HEADER, REDIRECT_PATH, TOKEN, type WorkerMessage, type WorkerSettings } from './protocol.js'
 
 const INJECTED = 'soak: injected handler failure, before any effect'
+const OUTAGE = 'soak: handler outage (every handler fails until it ends)'
 
 const settings = JSON.parse(process.env.SOAK_WORKER ?? 'null') as WorkerSettings
 if (settings === null) throw new Error('soak/worker.ts is started by soak/driver.ts (SOAK_WORKER is missing)')
@@ -38,7 +39,7 @@ const logger: Logger = {
   warn: () => {},
   error(details, message) {
     const err = (details as { err?: unknown }).err
-    if (err instanceof Error && err.message === INJECTED) return
+    if (err instanceof Error && (err.message === INJECTED || err.message === OUTAGE)) return
     const text = err instanceof Error ? `${message}: ${err.message}` : message
     const count = (errors.get(text) ?? 0) + 1
     errors.set(text, count)
@@ -50,6 +51,8 @@ type Queryable = Pick<pg.PoolClient, 'query'>
 const ledger = `INSERT INTO "${settings.ledgerTable}" (exchange_number, state, kind, pid, delivery, attempt) VALUES ($1, $2, $3, $4, $5, $6)`
 
 async function recordRun(event: PaymentEvent<Queryable | undefined>): Promise<void> {
+  const outage = settings.inbox
+  if (outage !== undefined && Date.now() >= outage.outageStartAt && Date.now() < outage.outageEndAt) throw new Error(OUTAGE)
   if (Math.random() < settings.failRate) throw new Error(INJECTED)
   const db = settings.store === 'postgres' ? event.transaction : pool
   if (db === undefined) throw new Error('soak: the transactional store handed the handler no transaction')
@@ -61,7 +64,15 @@ async function recordRun(event: PaymentEvent<Queryable | undefined>): Promise<vo
 
 let redis: Redis | undefined
 let receiver: Receiver<Queryable | undefined>
-const common = { checksumToken: TOKEN, leaseMs: settings.leaseMs, logger }
+// Inbox mode: answered once in the inbox; this process's workers retry every 250 ms at first, then up to
+// backoffMaxMs apart, and never give up within a soak.
+// backoffMaxMs apart, and never give up within a soak. A transactional attempt holds a pool connection while its
+// handler runs; two are left for taking and finishing entries.
+const inbox =
+  settings.inbox === undefined
+    ? undefined
+    : { pollMs: 250, concurrency: Math.max(1, settings.poolSize - 2), maxAttempts: 100_000, backoff: { baseMs: 250, maxMs: settings.inbox.backoffMaxMs } }
+const common = { checksumToken: TOKEN, leaseMs: settings.leaseMs, logger, ...(inbox === undefined ? {} : { inbox }) }
 if (settings.store === 'redis') {
   redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 })
   receiver = createReceiver({ ...common, store: redisStore({ client: redis, prefix: settings.redisPrefix }) })

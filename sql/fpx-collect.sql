@@ -2,7 +2,7 @@
 -- themselves. The store creates exactly this on first use when the table is missing; with the table made from
 -- this file, its database role needs only SELECT, INSERT, UPDATE and DELETE on it.
 --
--- For another table name (the store's `table` option), replace fpx_collect in both statements.
+-- For another table name (the store's `table` option), replace fpx_collect in every statement.
 --
 --   exchange_number   one row per payment (the service's exchange_number)
 --   handled           the payment states whose handlers completed ('pending', 'failed', 'succeeded')
@@ -19,3 +19,32 @@ CREATE TABLE IF NOT EXISTS "fpx_collect" (
 );
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_expires_at_idx" ON "fpx_collect" (expires_at);
+
+-- Inbox mode (createReceiver({ store, inbox: {} })): one row per (exchange_number, state) verified and waiting for
+-- its handlers, or dead-lettered after too many attempts; deleted once handled. Replace fpx_collect here too.
+--
+--   rank              0 pending, 1 failed, 2 succeeded: a row waits while a higher one of its exchange_number is here
+--   fields            the verified fields as JSON text; rendering, the one their checksum matched
+--   status            'pending' or 'dead'; attempts so far; next_attempt_at, the backoff
+--   lease_*           the worker running an attempt now, and until when
+--   last_error        why the last attempt failed
+
+CREATE TABLE IF NOT EXISTS "fpx_collect_inbox" (
+  exchange_number text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'failed', 'succeeded')),
+  rank smallint NOT NULL,
+  source text NOT NULL CHECK (source IN ('callback', 'redirect', 'reconcile')),
+  order_number text,
+  fields text NOT NULL,
+  rendering text NOT NULL,
+  status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'dead')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL DEFAULT now(),
+  lease_owner text,
+  lease_expires_at timestamptz,
+  last_error text,
+  received_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (exchange_number, state)
+);
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_inbox_due_idx" ON "fpx_collect_inbox" (status, next_attempt_at);

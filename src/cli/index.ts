@@ -5,6 +5,7 @@
 import { UsageError } from './args.js'
 import { EXIT, type Io } from './common.js'
 import { emulator } from './emulator.js'
+import { inbox } from './inbox.js'
 import { sign } from './sign.js'
 import { trigger } from './trigger.js'
 import { verify } from './verify.js'
@@ -16,6 +17,7 @@ Commands:
   sign       Compute a checksum, or a signed body, from fields
   verify     Check a captured redirect/callback body: valid or not, and why
   trigger    Send a signed payment result of a chosen state to a URL
+  inbox      List, show and retry inbox-mode entries in PostgreSQL or Redis
 
 Run fpx-collect <command> --help for its options.
 Secrets come from --checksum-token or the FPX_CHECKSUM_TOKEN environment variable and are never printed.
@@ -44,6 +46,8 @@ async function main(argv: readonly string[]): Promise<number> {
         return await verify(rest, io, process.env)
       case 'trigger':
         return await trigger(rest, io, process.env)
+      case 'inbox':
+        return await inbox(rest, io, process.env)
       case undefined:
       case '--help':
       case '-h':
@@ -55,7 +59,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    io.err(`fpx-collect${command === undefined ? '' : ` ${command}`}: ${error.message}\nRun fpx-collect ${command !== undefined && ['emulator', 'sign', 'verify', 'trigger'].includes(command) ? `${command} ` : ''}--help for usage.\n`)
+    io.err(`fpx-collect${command === undefined ? '' : ` ${command}`}: ${error.message}\nRun fpx-collect ${command !== undefined && ['emulator', 'sign', 'verify', 'trigger', 'inbox'].includes(command) ? `${command} ` : ''}--help for usage.\n`)
     return EXIT.usage
   }
 }

@@ -39,6 +39,8 @@ export interface ReconcileReport {
   readonly duplicate: number
   /** Older than a result already handled (a B2B1 99 after its 00). */
   readonly stale: number
+  /** Written to the inbox of a receiver in inbox mode: its workers run the handlers (and find duplicates). */
+  readonly queued: number
   /** No bank result yet: nothing to hand to the receiver. */
   readonly unfinished: number
   /** The receiver refused or failed: run the reconciliation again after fixing the cause. */
@@ -91,7 +93,7 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
   const last = day(options.to, 'to')
   if (last < first) throw new FpxValidationError({ to: 'must not be before from' }, { prefix: 'reconcile: invalid input' })
   const seen = new Set<string>()
-  const counts = { examined: 0, processed: 0, duplicate: 0, stale: 0, unfinished: 0 }
+  const counts = { examined: 0, processed: 0, duplicate: 0, stale: 0, queued: 0, unfinished: 0 }
   const problems: ReconcileProblem[] = []
   const notFound: string[] = []
 
@@ -106,7 +108,8 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
       return
     }
     const response = await receiver.handleTrusted(formText(record))
-    if (response.outcome === 'processed' || response.outcome === 'duplicate' || response.outcome === 'stale') counts[response.outcome]++
+    const { outcome } = response
+    if (outcome === 'processed' || outcome === 'duplicate' || outcome === 'stale' || outcome === 'queued') counts[outcome]++
     else
       problems.push({
         exchangeNumber: record.exchange_number,

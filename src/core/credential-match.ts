@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
 import type { CredentialOptions, CredentialSet } from './credentials.js'
 import { ReceiverError } from './errors.js'
+import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
 import type { Message, Rendering } from './message.js'
 
 /**
@@ -71,13 +71,10 @@ export function credentialIndex(options: CredentialOptions): CredentialIndex | u
  * constant time. The signed strings are built once. Returns the first match.
  */
 export function matchKeys(message: Message, checksum: string, keys: readonly CandidateKey[]): KeyMatch | undefined {
-  const expected = Buffer.from(checksum, 'hex')
   const texts = message.signedTexts()
   for (const key of keys) {
     for (const candidate of texts) {
-      const hmac = createHmac('sha256', key.token)
-      const actual = (typeof candidate.data === 'string' ? hmac.update(candidate.data, 'utf8') : hmac.update(candidate.data)).digest()
-      if (timingSafeEqual(actual, expected)) return { rendering: candidate.rendering, credential: key.credential }
+      if (hexDigestsEqual(hmacSha256Hex(key.token, candidate.data), checksum)) return { rendering: candidate.rendering, credential: key.credential }
     }
   }
   return undefined

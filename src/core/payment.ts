@@ -51,6 +51,7 @@ export interface Payment {
   readonly retryUrl: string | null
   readonly receiptUrl: string | null
   readonly createdAt: Date | null
+  /** The uid the message signed: usually your API UID, but real messages may carry another id (see `credential`). */
   readonly uid: string | null
   /** The `params` object sent with the payment request, if the result carries it. */
   readonly params: Readonly<Record<string, unknown>> | null

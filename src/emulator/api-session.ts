@@ -33,7 +33,7 @@ const OPTIONAL: Record<string, Rule> = {
 const BUYER_LABELS: Record<BuyerField, [string, string]> = {
   buyer_name: ['Full name', 'text'],
   buyer_email: ['E-mail address', 'email'],
-  buyer_phone: ['Phone number (with +country code)', 'tel'],
+  buyer_phone: ['Phone number', 'tel'],
 }
 
 function optional(form: FormBody, name: string): string | null {

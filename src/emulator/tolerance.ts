@@ -85,7 +85,7 @@ export function partnerOf(
   notes: Notes,
 ): string | null {
   if (partnerUid === '') return null
-  if (!state.strict && !uidSent && partnerUid !== '') notes.push('partner_uid was sent without uid; the merchant is identified by token')
+  if (!state.strict && !uidSent) notes.push('partner_uid was sent without uid; the merchant is identified by token')
   if (!state.strict && merchant.credentials.some((set) => set.uid === partnerUid)) {
     notes.push(
       partnerUid === credential.uid

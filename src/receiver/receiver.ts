@@ -9,6 +9,8 @@ import type { Payment, PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
 import type { ClaimRequest, LeaseRef, ReceiverStore } from '../stores/store.js'
 import { trustedPayment } from '../core/trusted.js'
+import { type AcceptingInbox, createInbox, disabledInbox, type InboxOptions, type ReceiverInbox } from '../inbox/inbox.js'
+import { handlerFailures } from './failures.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
 
@@ -52,7 +54,8 @@ export interface PaymentEvent<TTransaction = undefined> {
 
 export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
 
-export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed'
+/** `queued`: inbox mode wrote the verified result to the inbox; workers run the handlers. */
+export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed' | 'queued'
 
 export interface ReceiverResponse {
   status: number
@@ -76,6 +79,11 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * usually finishes within milliseconds, and a 409 sends the buyer's browser an error page. Default 2000 ms.
    */
   busyWaitMs?: number
+  /**
+   * Inbox mode (PostgreSQL or Redis store): a verified result is written to the store's inbox and answered 200 at
+   * once; the handlers run from the inbox with retries, backoff and a dead-letter state. See ReceiverInbox.
+   */
+  inbox?: InboxOptions
 }
 
 export interface Receiver<TTransaction = undefined> {
@@ -92,6 +100,8 @@ export interface Receiver<TTransaction = undefined> {
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
   /** The body limit, for adapters whose framework reads the body itself. */
   readonly maxBodyBytes: number
+  /** Inbox mode's workers and operator API; every method throws when the receiver was made without `inbox`. */
+  readonly inbox: ReceiverInbox
 }
 
 /**
@@ -324,7 +334,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
       })
       const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
-      return refused(new ReceiverError('handler_failed', message), 'failed', verified)
+      const response = refused(new ReceiverError('handler_failed', message), 'failed', verified)
+      handlerFailures.set(response, error)
+      return response
     }
     let completed: boolean
     try {
@@ -366,14 +378,46 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       return refused(new ReceiverError('internal_error', `unexpected error while reading ${what}`), 'failed')
     }
     try {
-      return await dispatch(verified, source)
+      if (inbox === undefined) return await dispatch(verified, source)
+      return await queue(inbox, verified, source)
     } catch (error) {
       logger.error({ err: error, delivery: source }, `unexpected error while handling ${what}`)
       return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
     }
   }
 
+  async function queue(into: AcceptingInbox, verified: VerifiedPayment, source: ResultSource): Promise<ReceiverResponse> {
+    try {
+      await into.accept(verified, source)
+    } catch (error) {
+      logger.error({ exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: source, err: error }, 'the inbox could not be written')
+      const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
+      response.headers['retry-after'] = '5'
+      return response
+    }
+    return acknowledged('queued', verified)
+  }
+
+  const inbox =
+    options.inbox === undefined
+      ? undefined
+      : createInbox(store, options.inbox, {
+          leaseMs,
+          logger,
+          async dispatch(verified, source) {
+            let response: ReceiverResponse
+            try {
+              response = await dispatch(verified, source)
+            } catch (error) {
+              return { outcome: 'failed', headers: {}, error: { code: 'internal_error', message: 'unexpected error' }, cause: error }
+            }
+            return { outcome: response.outcome, headers: response.headers, error: response.error, cause: handlerFailures.get(response) }
+          },
+        })
+
   return {
+    inbox: inbox ?? disabledInbox(),
+
     on(name, handler) {
       const list = handlers[name]
       if (list === undefined) throw new TypeError(`unknown event "${String(name)}"; use ${Object.keys(handlers).join(', ')}`)

@@ -5,6 +5,8 @@
 import type { PaymentState } from '../core/payment.js'
 import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
+import type { InboxQueue } from '../inbox/queue.js'
+import { redisInbox } from './redis-inbox.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './redis-client.js'
 
@@ -20,6 +22,11 @@ export interface RedisStoreOptions {
    * redelivery window is not stated, and a state forgotten too early runs its handlers again.
    */
   retentionMs?: number
+}
+
+export interface RedisStore extends ReceiverStore {
+  /** Inbox mode's queue under `<prefix>{inbox}:`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
+  openInbox(): InboxQueue
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -116,7 +123,7 @@ function toClaim(reply: unknown): Claim {
  * lease. A process killed after its handlers' effects but before completion leaves the state unrecorded, so the
  * next delivery runs the handlers again; make effects idempotent, or use the PostgreSQL store's transactions.
  */
-export function redisStore(options: RedisStoreOptions): ReceiverStore {
+export function redisStore(options: RedisStoreOptions): RedisStore {
   if (options === null || typeof options !== 'object') throw new TypeError('redisStore needs options with a client')
   const send = rawCommand(options.client)
   const prefix = options.prefix ?? 'fpx-collect:'
@@ -150,5 +157,7 @@ export function redisStore(options: RedisStoreOptions): ReceiverStore {
       const reply = await releaseScript(keys(lease.exchangeNumber), [leaseValue(lease)])
       return Number(reply) === 1
     },
+
+    openInbox: () => redisInbox(send, prefix),
   }
 }

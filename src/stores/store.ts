@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import type { InboxQueue } from '../inbox/queue.js'
 
 /**
  * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a
@@ -15,6 +16,8 @@ export interface ReceiverStore<TTransaction = undefined> {
   complete(lease: LeaseRef): Promise<boolean>
   /** Gives the lease up without recording anything (rolling a transactional claim back). False when not held. */
   release(lease: LeaseRef): Promise<boolean>
+  /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
+  openInbox?(): InboxQueue
 }
 
 export interface LeaseRef {

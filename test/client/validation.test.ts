@@ -48,7 +48,7 @@ describe('payment input', () => {
     [100.205, /at most two fraction digits/],
     ['abc', /decimal number/],
     ['', /decimal number/],
-    ['1000000000.00', /decimal number/],
+    ['1000000000.00', /at most 999999999.99/],
     [Number.NaN, /must be a number or a decimal as text/],
     [Number.POSITIVE_INFINITY, /must be a number or a decimal as text/],
   ])('refuses the amount %j, naming the field', async (amount, problem) => {

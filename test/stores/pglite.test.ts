@@ -12,6 +12,8 @@ import { createOrders, deliver, Gate, ordersOf, pruneSuite, schemaSuite, TOKEN, 
 // PGlite is the embedded PostgreSQL: no server to reach, so nothing here is ever skipped. Starting an instance
 // takes seconds, so the in-memory suites share one, each on tables of its own.
 const db = new PGlite()
+// Not the first test's time: on a machine busy with the other test files, starting it can take half a minute.
+beforeAll(() => db.waitReady, 60_000)
 afterAll(async () => {
   await db.close()
 })
@@ -70,7 +72,7 @@ describe('PGlite, transactional', () => {
     expect(await second).toMatchObject({ status: 200, outcome: 'duplicate' })
     expect(runs).toBe(1)
     expect(await ordersOf(db, orders, fields.exchange_number)).toBe(1)
-    for (const name of [table, orders]) await db.query(`DROP TABLE "${name}"`)
+    for (const name of [table, orders]) await db.query(`DROP TABLE IF EXISTS "${name}", "${name}_inbox"`)
   })
 })
 

@@ -9,6 +9,8 @@
  *                     live lease still holds it.
  */
 
+import { inboxSchemaStatements, inboxTable } from './inbox-sql.js'
+
 export const DEFAULT_TABLE = 'fpx_collect'
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -45,6 +47,9 @@ export function schemaStatements(table: TableName): string[] {
   expires_at timestamptz NOT NULL
 )`,
     `CREATE INDEX IF NOT EXISTS ${table.indexSql} ON ${table.sql} (expires_at)`,
+    // Inbox mode's table (src/stores/postgres/inbox-sql.ts), created with the rest so that a role without
+    // CREATE works from the SQL file alone.
+    ...inboxSchemaStatements(inboxTable(table)),
   ]
 }
 

@@ -5,6 +5,9 @@
  */
 import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
 import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './sql.js'
+import { postgresInbox } from './inbox.js'
+import { inboxTable } from './inbox-sql.js'
+import type { InboxQueue } from '../../inbox/queue.js'
 import {
   isPGlite,
   isPool,
@@ -51,6 +54,8 @@ export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<T
   migrate(): Promise<void>
   /** Deletes the rows past retention that no live lease holds, and says how many. Schedule it, or rely on pruneEvery. */
   prune(): Promise<number>
+  /** Inbox mode's queue in `<table>_inbox`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
+  openInbox(): InboxQueue
 }
 
 /** The transaction a transactional store hands its handlers: a PoolClient for a pg Pool, a Transaction for PGlite. */
@@ -197,5 +202,6 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
 
     migrate,
     prune: () => prune(),
+    openInbox: () => postgresInbox({ query, table: inboxTable(table), migrate }),
   }
 }

@@ -1,0 +1,173 @@
+/**
+ * `fpx-collect inbox list | show | retry`: what an operator needs of inbox mode, against the PostgreSQL database
+ * or the Redis server the receivers use. Opens one connection, never creates tables, never prints the URL's
+ * password (or anything else of it but the host) or the messages' checksums.
+ */
+import type { InboxItem, InboxQueue, InboxStatus } from '../inbox/queue.js'
+import { INBOX_STATES } from '../inbox/queue.js'
+import type { PaymentState } from '../core/payment.js'
+import { parseArgs, UsageError } from './args.js'
+import { EXIT, helpRequested, type Io } from './common.js'
+
+export const INBOX_HELP = `Usage: fpx-collect inbox <list | show | retry> [options]
+
+Looks into the inbox of receivers in inbox mode (createReceiver({ store, inbox })), in PostgreSQL or Redis.
+
+  fpx-collect inbox list [--status pending|dead] [--order-number N] [--limit 100]
+      Entries waiting for their handlers or dead-lettered, oldest first.
+  fpx-collect inbox show <exchange_number>
+      Every entry of one payment, with its attempts, last error and fields (the checksum left out).
+  fpx-collect inbox retry <exchange_number> [--state succeeded|failed|pending]
+  fpx-collect inbox retry --all-dead
+      Makes entries due now; dead-lettered ones start again from 0 attempts. Entries a worker holds are left alone.
+
+Where:
+  --url URL         postgres://… or redis://… (rediss://…); better: set FPX_INBOX_URL, a flag is visible in ps.
+  --table NAME      PostgreSQL: the store's table option (default fpx_collect; the inbox is NAME_inbox).
+  --prefix P        Redis: the store's prefix option (default fpx-collect:).
+  --json            One JSON document instead of lines.
+
+Exit codes: 0 done, 1 nothing found (or nothing to retry), 2 usage error, 3 the store could not be reached.
+`
+
+const URL_ENV = 'FPX_INBOX_URL'
+const STATUSES: readonly InboxStatus[] = ['pending', 'dead']
+
+interface Opened {
+  queue: InboxQueue
+  close(): Promise<void>
+}
+
+/** A message with the URL's password taken out, wherever a driver may have echoed it. */
+function scrub(text: string, url: URL): string {
+  const secrets = [url.password, decodeURIComponent(url.password)].filter((secret) => secret.length >= 3)
+  return secrets.reduce((result, secret) => result.split(secret).join('***'), text)
+}
+
+class StoreUnreachable extends Error {}
+
+async function open(url: URL, table: string | undefined, prefix: string | undefined): Promise<Opened> {
+  if (url.protocol === 'postgres:' || url.protocol === 'postgresql:') {
+    if (prefix !== undefined) throw new UsageError('--prefix is for Redis; PostgreSQL takes --table')
+    const { default: pg } = await import('pg')
+    const { postgresStore } = await import('../stores/postgres/store.js')
+    const client = new pg.Client({ connectionString: url.href })
+    let store
+    try {
+      store = postgresStore({ client, ...(table === undefined ? {} : { table }) })
+    } catch (error) {
+      throw new UsageError(`--${(error as Error).message}`)
+    }
+    client.on('error', () => {})
+    await client.connect()
+    const name = `${(table ?? 'fpx_collect').split('.').map((part) => `"${part}"`).join('.').replace(/"$/, '_inbox"')}`
+    const found = await client.query<{ found: boolean }>('SELECT to_regclass($1::text) IS NOT NULL AS found', [name])
+    if (found.rows[0]?.found !== true) {
+      await client.end()
+      throw new StoreUnreachable(`there is no inbox table ${name} in this database (no receiver in inbox mode has used it yet)`)
+    }
+    return { queue: store.openInbox(), close: () => client.end() }
+  }
+  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
+    if (table !== undefined) throw new UsageError('--table is for PostgreSQL; Redis takes --prefix')
+    const { Redis } = await import('ioredis')
+    const { redisStore } = await import('../stores/redis.js')
+    const client = new Redis(url.href, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null })
+    client.on('error', () => {})
+    await client.connect()
+    const store = redisStore({ client, ...(prefix === undefined ? {} : { prefix }) })
+    return { queue: store.openInbox(), close: async () => void (await client.quit()) }
+  }
+  throw new UsageError(`the URL must start with postgres://, postgresql://, redis:// or rediss://, not ${url.protocol}//`)
+}
+
+const time = (date: Date | null) => (date === null ? '-' : date.toISOString())
+
+function line(item: InboxItem): string {
+  const next = item.status === 'dead' ? `dead since ${time(item.nextAttemptAt)}` : item.leasedUntil !== null ? `running until ${time(item.leasedUntil)}` : `next ${time(item.nextAttemptAt)}`
+  return [item.id, item.status, `attempts ${item.attempts}`, item.source, `order ${item.orderNumber ?? '-'}`, `received ${time(item.receivedAt)}`, next, item.lastError ?? ''].join('  ').trimEnd()
+}
+
+function limitOf(text: string | undefined): number {
+  if (text === undefined) return 100
+  const value = Number(text)
+  if (!(Number.isInteger(value) && value > 0 && value <= 10_000)) throw new UsageError('--limit must be an integer from 1 to 10000')
+  return value
+}
+
+export async function inbox(argv: readonly string[], io: Io, env: NodeJS.ProcessEnv): Promise<number> {
+  const args = parseArgs(argv, {
+    url: { type: 'string' },
+    table: { type: 'string' },
+    prefix: { type: 'string' },
+    status: { type: 'string' },
+    'order-number': { type: 'string' },
+    limit: { type: 'string' },
+    state: { type: 'string' },
+    'all-dead': { type: 'boolean' },
+    json: { type: 'boolean' },
+  })
+  if (helpRequested(args, io, INBOX_HELP)) return EXIT.ok
+  const [action, target, ...extra] = args.positionals
+  if (action === undefined) throw new UsageError('say list, show or retry')
+  if (!['list', 'show', 'retry'].includes(action)) throw new UsageError(`unknown inbox action "${action}"; use list, show or retry`)
+  if (extra.length > 0) throw new UsageError(`unexpected argument "${extra[0]}"`)
+  const status = args.string('status')
+  if (status !== undefined && !STATUSES.includes(status as InboxStatus)) throw new UsageError('--status must be pending or dead')
+  const state = args.string('state')
+  if (state !== undefined && !INBOX_STATES.includes(state as PaymentState)) throw new UsageError('--state must be succeeded, failed or pending')
+  if (action === 'list' && target !== undefined) throw new UsageError('list takes no exchange_number; use show')
+  if (action === 'show' && target === undefined) throw new UsageError('show needs an exchange_number')
+  if (action === 'retry' && (target === undefined) === !args.boolean('all-dead')) throw new UsageError('retry needs an exchange_number or --all-dead (not both)')
+  const limit = limitOf(args.string('limit'))
+
+  const text = args.string('url') ?? env[URL_ENV]
+  if (text === undefined || text === '') throw new UsageError(`no store: set ${URL_ENV} or pass --url`)
+  let url: URL
+  try {
+    url = new URL(text)
+  } catch {
+    throw new UsageError('the store URL does not parse')
+  }
+  const json = args.boolean('json')
+  const print = (value: unknown, lines: string[]) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
+
+  let opened: Opened
+  try {
+    opened = await open(url, args.string('table'), args.string('prefix'))
+  } catch (error) {
+    if (error instanceof UsageError) throw error
+    const reason = error instanceof StoreUnreachable ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
+    io.err(`fpx-collect inbox: ${reason}\n`)
+    return EXIT.failure
+  }
+  const { queue } = opened
+  try {
+    if (action === 'list') {
+      const items = await queue.list({ ...(status === undefined ? {} : { status: status as InboxStatus }), ...(args.string('order-number') === undefined ? {} : { orderNumber: args.string('order-number') as string }), limit })
+      const counts = await queue.counts()
+      print({ counts, items }, [...items.map(line), `${items.length} shown; in the inbox: ${counts.pending} pending, ${counts.dead} dead`])
+      return items.length > 0 ? EXIT.ok : EXIT.negative
+    }
+    if (action === 'show') {
+      const items = (await queue.show(target as string)).map(({ fields, ...item }) => {
+        const { checksum: _checksum, ...shown } = fields
+        return { ...item, fields: shown }
+      })
+      if (items.length === 0) {
+        print({ items }, [`${target} is not in the inbox (handled already, or never received)`])
+        return EXIT.negative
+      }
+      print({ items }, items.flatMap((item) => [line(item), ...Object.entries(item.fields).map(([name, value]) => `  ${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`)]))
+      return EXIT.ok
+    }
+    const retried = await queue.retry(target === undefined ? { allDead: true } : { exchangeNumber: target, ...(state === undefined ? {} : { state: state as PaymentState }) })
+    print({ retried }, [`${retried} ${retried === 1 ? 'entry' : 'entries'} due now`])
+    return retried > 0 ? EXIT.ok : EXIT.negative
+  } catch (error) {
+    io.err(`fpx-collect inbox: ${scrub((error as Error).message ?? String(error), url)}\n`)
+    return EXIT.failure
+  } finally {
+    await opened.close().catch(() => {})
+  }
+}

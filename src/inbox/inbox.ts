@@ -1,0 +1,272 @@
+/*
+ * Inbox mode: a verified result is written to the store's inbox and acknowledged at once; workers (in this
+ * process by default, or in others with receiver.inbox.work()) take entries under a lease and run the handlers
+ * through the store's usual claim, so the guarantees of a direct delivery hold unchanged: once per
+ * (exchange_number, state), never a regression, transactional completion with the PostgreSQL store.
+ */
+import { randomUUID } from 'node:crypto'
+import { fieldsFromInput } from '../core/checksum.js'
+import type { Logger } from '../core/logger.js'
+import { toMessage } from '../core/message.js'
+import { ShapeCache } from '../core/shape.js'
+import type { FieldInput } from '../core/values.js'
+import { type VerifiedPayment, validateAndClassify } from '../core/verify.js'
+import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
+import {
+  errorText,
+  type InboxItem,
+  type InboxListQuery,
+  type InboxQueue,
+  type InboxRetryTarget,
+  type InboxSource,
+  parseFields,
+  type TakenEntry,
+} from './queue.js'
+
+export interface InboxOptions {
+  /**
+   * Run workers in this process (the default). `false`: this process only writes results to the inbox, and
+   * workers run where receiver.inbox.work() is called (other processes sharing the store).
+   */
+  work?: boolean
+  /** Attempts running at once per worker. Default 4. */
+  concurrency?: number
+  /** Attempts before an entry is dead-lettered. Default 30 (about 3.5 hours with the default backoff). */
+  maxAttempts?: number
+  backoff?: BackoffOptions
+  /** How often an idle worker looks for due entries written by other processes. Default 1000 ms. */
+  pollMs?: number
+}
+
+export interface InboxWorkOptions {
+  concurrency?: number
+  pollMs?: number
+}
+
+export interface InboxWorker {
+  /** Stops taking entries and waits for the attempts under way. */
+  stop(): Promise<void>
+}
+
+/** receiver.inbox: the workers, and what operators need (also on the command line: `fpx-collect inbox`). */
+export interface ReceiverInbox {
+  /** Starts a worker in this process; several processes may run workers on one inbox. */
+  work(options?: InboxWorkOptions): InboxWorker
+  /** Stops every worker this receiver started, waiting for their attempts under way. */
+  stop(): Promise<void>
+  /** Pending and dead-lettered entries, oldest first. */
+  list(query?: InboxListQuery): Promise<InboxItem[]>
+  /** The entries of one exchange_number, with their fields. */
+  show(exchangeNumber: string): Promise<(InboxItem & { fields: Record<string, unknown> })[]>
+  /** Makes entries due now: one, every state of an exchange_number, or every dead-lettered one. */
+  retry(target: InboxRetryTarget): Promise<number>
+  counts(): Promise<{ pending: number; dead: number }>
+}
+
+/** What an attempt's dispatch answered, as much of the receiver's response as the inbox reads. */
+export interface AttemptAnswer {
+  readonly outcome: string
+  readonly headers: Record<string, string>
+  readonly error?: { code: string; message: string }
+  /** What a handler threw, when one did. */
+  readonly cause?: unknown
+}
+
+export interface InboxHost {
+  leaseMs: number
+  logger: Logger
+  /** Claims, runs the handlers and completes, exactly as for a delivery. Never throws. */
+  dispatch(verified: VerifiedPayment, source: InboxSource): Promise<AttemptAnswer>
+}
+
+/** The store side, for createReceiver: a store that can keep an inbox. */
+export interface InboxCapable {
+  openInbox?(): InboxQueue
+}
+
+const DONE = new Set(['processed', 'duplicate', 'stale'])
+const BUSY_DELAY_MS = 1000
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback
+  if (!(Number.isInteger(value) && value > 0)) throw new TypeError(`inbox.${name} must be a positive integer`)
+  return value
+}
+
+export interface AcceptingInbox extends ReceiverInbox {
+  /** Writes a verified result; resolves once it is durable. */
+  accept(verified: VerifiedPayment, source: InboxSource): Promise<void>
+}
+
+export function createInbox(store: InboxCapable, options: InboxOptions, host: InboxHost): AcceptingInbox {
+  if (options === null || typeof options !== 'object') throw new TypeError('inbox must be an options object ({} for the defaults)')
+  if (typeof store.openInbox !== 'function')
+    throw new TypeError(
+      'inbox mode needs a durable store: postgresStore() or redisStore(). The memory store keeps nothing across a ' +
+        'restart, so an inbox in it would lose the results it acknowledged; without `inbox`, it answers after the handlers ran.',
+    )
+  const queue = store.openInbox()
+  const maxAttempts = positive('maxAttempts', options.maxAttempts, 30)
+  const backoff = checkBackoff(options.backoff)
+  const defaults = { concurrency: positive('concurrency', options.concurrency, 4), pollMs: positive('pollMs', options.pollMs, 1000) }
+  const { logger, leaseMs } = host
+  const shapes = new ShapeCache()
+  const workers = new Set<{ stop(): Promise<void>; wake(): void }>()
+  const workerPrefix = randomUUID()
+  let takes = 0
+
+  function rebuild(entry: TakenEntry): VerifiedPayment {
+    const fields = parseFields(entry.fields) as Record<string, FieldInput>
+    const verified = validateAndClassify(toMessage(fieldsFromInput(fields), shapes), entry.rendering, 'the inbox entry')
+    if (verified.state !== entry.state || verified.exchangeNumber !== entry.exchangeNumber)
+      throw new Error(`the inbox entry's fields classify as ${verified.exchangeNumber}:${verified.state}, not as stored`)
+    return verified
+  }
+
+  async function attempt(entry: TakenEntry): Promise<void> {
+    const log = { exchangeNumber: entry.exchangeNumber, state: entry.state, delivery: entry.source, attempt: entry.attempts }
+    let verified: VerifiedPayment
+    try {
+      verified = rebuild(entry)
+    } catch (error) {
+      logger.error({ ...log, err: error }, 'an inbox entry cannot be read back; dead-lettered')
+      await settle(entry, { error: `unreadable entry: ${(error as Error).message}`, delayMs: 0, dead: true })
+      return
+    }
+    const answer = await host.dispatch(verified, entry.source)
+    if (DONE.has(answer.outcome)) {
+      await queue.finish(entry).catch((error: unknown) => {
+        // The store recorded the state: the next attempt finds it a duplicate and removes the entry then.
+        logger.error({ ...log, err: error }, 'the inbox entry was handled but could not be removed; it will be found a duplicate')
+      })
+      return
+    }
+    if (answer.outcome === 'busy') {
+      const seconds = Number(answer.headers['retry-after'])
+      await settle(entry, { error: 'busy: another delivery of this payment was being handled', delayMs: seconds > 0 ? seconds * 1000 : BUSY_DELAY_MS, dead: false, refund: true })
+      return
+    }
+    const cause = answer.cause instanceof Error ? `: ${answer.cause.message}` : answer.cause === undefined ? '' : `: ${String(answer.cause)}`
+    const error = `${answer.error?.code ?? answer.outcome}${cause}`
+    const dead = answer.outcome === 'rejected' || entry.attempts >= maxAttempts
+    const delayMs = dead ? 0 : backoffDelay(entry.attempts, backoff)
+    if (dead) logger.error({ ...log, error }, `dead-lettered after ${entry.attempts} attempts; retry it with receiver.inbox.retry() or fpx-collect inbox retry`)
+    else logger.warn({ ...log, error, retryInMs: delayMs }, 'an inbox attempt failed; it will be retried')
+    await settle(entry, { error, delayMs, dead })
+  }
+
+  async function settle(entry: TakenEntry, outcome: Parameters<InboxQueue['fail']>[1]): Promise<void> {
+    try {
+      await queue.fail(entry, { ...outcome, error: errorText(outcome.error) })
+    } catch (error) {
+      // The lease runs out and the entry is taken again: the attempt counted, nothing is lost.
+      logger.error({ exchangeNumber: entry.exchangeNumber, state: entry.state, err: error }, 'could not record a failed inbox attempt; the lease will expire')
+    }
+  }
+
+  function work(settings: InboxWorkOptions = {}): InboxWorker {
+    const concurrency = positive('concurrency', settings.concurrency, defaults.concurrency)
+    const pollMs = positive('pollMs', settings.pollMs, defaults.pollMs)
+    const running = new Set<Promise<void>>()
+    let stopped = false
+    let wakeUp: (() => void) | undefined
+    // A wake-up while the loop is busy taking entries is kept for the next pause, which then does not wait.
+    let woken = false
+    const wake = () => {
+      woken = true
+      wakeUp?.()
+      wakeUp = undefined
+    }
+    const pause = (ms: number) =>
+      new Promise<void>((resolve) => {
+        if (woken) return resolve()
+        const timer = setTimeout(resolve, ms)
+        timer.unref()
+        wakeUp = () => {
+          clearTimeout(timer)
+          resolve()
+        }
+      })
+
+    async function loop(): Promise<void> {
+      let ready = false
+      while (!stopped) {
+        woken = false
+        const free = concurrency - running.size
+        let taken: TakenEntry[] = []
+        if (free > 0)
+          try {
+            if (!ready) await queue.ready()
+            ready = true
+            taken = await queue.take(`${workerPrefix}:${++takes}`, free, leaseMs)
+          } catch (error) {
+            logger.error({ err: error }, 'the inbox could not be read; trying again')
+          }
+        for (const entry of taken) {
+          const run = attempt(entry)
+            .catch((error: unknown) => logger.error({ err: error }, 'unexpected error in an inbox attempt'))
+            .finally(() => {
+              running.delete(run)
+              wake()
+            })
+          running.add(run)
+        }
+        // A full batch may mean more is due; otherwise wait for a slot, new work here, or the next poll.
+        if (taken.length > 0 && taken.length === free) continue
+        if (!stopped) await pause(pollMs)
+      }
+    }
+
+    const looping = loop()
+    const worker = {
+      wake,
+      async stop() {
+        stopped = true
+        wake()
+        await looping
+        await Promise.all(running)
+        workers.delete(worker)
+      },
+    }
+    workers.add(worker)
+    return { stop: () => worker.stop() }
+  }
+
+  const inbox: AcceptingInbox = {
+    async accept(verified, source) {
+      const fields = JSON.stringify(verified.fields)
+      const order = verified.fields.order_number
+      await queue.enqueue({
+        exchangeNumber: verified.exchangeNumber,
+        state: verified.state,
+        source,
+        orderNumber: typeof order === 'string' ? order : null,
+        fields,
+        rendering: verified.rendering,
+      })
+      for (const worker of workers) worker.wake()
+    },
+    work,
+    async stop() {
+      await Promise.all([...workers].map((worker) => worker.stop()))
+    },
+    list: (query) => queue.list(query),
+    show: (exchangeNumber) => queue.show(exchangeNumber),
+    retry: async (target) => {
+      const count = await queue.retry(target)
+      for (const worker of workers) worker.wake()
+      return count
+    },
+    counts: () => queue.counts(),
+  }
+  if (options.work !== false) work()
+  return inbox
+}
+
+/** receiver.inbox of a receiver made without `inbox`: every method says so. */
+export function disabledInbox(): ReceiverInbox {
+  const refuse = (): never => {
+    throw new TypeError('this receiver was created without `inbox`; pass createReceiver({ store, inbox: {} }) to use inbox mode')
+  }
+  return { work: refuse, stop: async () => {}, list: refuse, show: refuse, retry: refuse, counts: refuse }
+}

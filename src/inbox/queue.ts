@@ -1,0 +1,111 @@
+/*
+ * What a durable store provides for inbox mode: a queue of verified payment results, one entry per
+ * (exchange_number, state), taken by workers under a lease, retried with backoff, dead-lettered after too many
+ * attempts. The PostgreSQL and Redis stores implement it (src/stores/postgres/inbox.ts, src/stores/redis-inbox.ts);
+ * the memory store does not, because an inbox that a restart empties would lose exactly what it promises to keep.
+ */
+import type { Rendering } from '../core/message.js'
+import type { PaymentState } from '../core/payment.js'
+
+/** How a result reached the receiver (the receiver's ResultSource, repeated here to keep this module a leaf). */
+export type InboxSource = 'callback' | 'redirect' | 'reconcile'
+
+/** `pending`: waiting for (or in) an attempt; `dead`: gave up after maxAttempts, until an operator retries it. */
+export type InboxStatus = 'pending' | 'dead'
+
+export const INBOX_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
+export const INBOX_SOURCES: readonly InboxSource[] = ['callback', 'redirect', 'reconcile']
+/** Ranks as in src/stores/store.ts. */
+export const STATE_RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
+
+/** A verified result as written to the inbox: every field as received, and the rendering its checksum matched. */
+export interface InboxEntry {
+  readonly exchangeNumber: string
+  readonly state: PaymentState
+  readonly source: InboxSource
+  readonly orderNumber: string | null
+  /** JSON text of the fields (kept as text so that their order survives the round trip). */
+  readonly fields: string
+  readonly rendering: Rendering
+}
+
+/** An entry a worker took: it holds the lease until it finishes or fails it. */
+export interface TakenEntry extends InboxEntry {
+  /** Attempts so far, this one included. */
+  readonly attempts: number
+  readonly owner: string
+}
+
+/** What an operator sees of an entry. */
+export interface InboxItem {
+  /** `exchange_number:state`, the same as the handlers' event.id. */
+  readonly id: string
+  readonly exchangeNumber: string
+  readonly state: PaymentState
+  readonly source: InboxSource
+  readonly orderNumber: string | null
+  readonly status: InboxStatus
+  readonly attempts: number
+  readonly receivedAt: Date
+  /** When the next attempt is due (pending), or when it was dead-lettered (dead). */
+  readonly nextAttemptAt: Date | null
+  /** Until when a worker holds it, while an attempt runs. */
+  readonly leasedUntil: Date | null
+  readonly lastError: string | null
+}
+
+export interface InboxListQuery {
+  status?: InboxStatus
+  orderNumber?: string
+  /** At most this many, oldest first. Default 100. */
+  limit?: number
+}
+
+/** One entry (both parts given), every state of an exchange_number, or every dead-lettered entry. */
+export type InboxRetryTarget = { exchangeNumber: string; state?: PaymentState } | { allDead: true }
+
+export interface FailOutcome {
+  /** What went wrong, for operators (truncated by the queue). */
+  readonly error: string
+  /** When pending: the delay before the next attempt. */
+  readonly delayMs: number
+  readonly dead: boolean
+  /** The attempt did not count (the payment was busy elsewhere): attempts goes back down by one. */
+  readonly refund?: boolean
+}
+
+export interface InboxQueue {
+  /** Creates the table (PostgreSQL) if missing; nothing for Redis. */
+  ready(): Promise<void>
+  /** 'queued', or 'present' when this (exchange_number, state) is in the inbox already (pending or dead). */
+  enqueue(entry: InboxEntry): Promise<'queued' | 'present'>
+  /**
+   * Leases up to `limit` due entries to `owner` for `leaseMs`, counting an attempt on each. The entries of one
+   * exchange_number are taken in the order they arrived: one waits while an earlier one is pending (not while it
+   * is dead), and while a higher state that arrived no later is in the inbox at all (dead included), so a 99
+   * never runs after the 00 that arrived before it, exactly as with direct deliveries in that order.
+   */
+  take(owner: string, limit: number, leaseMs: number): Promise<TakenEntry[]>
+  /** Removes the entry: it was handled (or found already handled). False when `owner` no longer holds it. */
+  finish(entry: TakenEntry): Promise<boolean>
+  /** Gives the entry back for a later attempt, or dead-letters it. False when `owner` no longer holds it. */
+  fail(entry: TakenEntry, outcome: FailOutcome): Promise<boolean>
+  list(query?: InboxListQuery): Promise<InboxItem[]>
+  /** The entries of one exchange_number (at most one per state), with their fields. */
+  show(exchangeNumber: string): Promise<(InboxItem & { fields: Record<string, unknown> })[]>
+  /** Makes the targets due now (dead ones pending again, attempts back to 0); says how many. Leased entries are left alone. */
+  retry(target: InboxRetryTarget): Promise<number>
+  counts(): Promise<{ pending: number; dead: number }>
+}
+
+export const MAX_ERROR_LENGTH = 1000
+
+export function errorText(text: string): string {
+  return text.length > MAX_ERROR_LENGTH ? `${text.slice(0, MAX_ERROR_LENGTH - 1)}…` : text
+}
+
+export function parseFields(text: string): Record<string, unknown> {
+  const value = JSON.parse(text) as unknown
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('the inbox entry holds no fields object')
+  return value as Record<string, unknown>
+}

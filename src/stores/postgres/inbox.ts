@@ -1,0 +1,147 @@
+/**
+ * The PostgreSQL store's inbox (inbox mode): rows in `<table>_inbox`, taken with FOR UPDATE SKIP LOCKED under a
+ * lease on the database clock. See inbox-sql.ts for the table.
+ */
+import type { Rendering } from '../../core/message.js'
+import type { PaymentState } from '../../core/payment.js'
+import {
+  type InboxEntry,
+  type InboxItem,
+  type InboxQueue,
+  type InboxSource,
+  type InboxStatus,
+  parseFields,
+  STATE_RANK,
+  type TakenEntry,
+} from '../../inbox/queue.js'
+import { type InboxTable, inboxStatements } from './inbox-sql.js'
+
+type Query = (text: string, params?: unknown[]) => Promise<unknown[]>
+
+export interface PostgresInboxOptions {
+  query: Query
+  table: InboxTable
+  /** Creates the tables when the inbox table is missing. */
+  migrate(): Promise<void>
+}
+
+interface ItemRow {
+  exchange_number: string
+  state: PaymentState
+  source: InboxSource
+  order_number: string | null
+  status: InboxStatus
+  attempts: number
+  next_attempt_at: Date | string
+  received_at: Date | string
+  leased_until: Date | string | null
+  last_error: string | null
+  fields?: string
+}
+
+interface TakenRow {
+  exchange_number: string
+  state: PaymentState
+  source: InboxSource
+  order_number: string | null
+  fields: string
+  rendering: Rendering
+  attempts: number
+}
+
+const date = (value: Date | string | null): Date | null => (value === null ? null : new Date(value))
+
+function item(row: ItemRow): InboxItem {
+  return {
+    id: `${row.exchange_number}:${row.state}`,
+    exchangeNumber: row.exchange_number,
+    state: row.state,
+    source: row.source,
+    orderNumber: row.order_number,
+    status: row.status,
+    attempts: Number(row.attempts),
+    receivedAt: date(row.received_at) as Date,
+    nextAttemptAt: date(row.next_attempt_at),
+    leasedUntil: date(row.leased_until),
+    lastError: row.last_error,
+  }
+}
+
+export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
+  const { query, table } = options
+  const sql = inboxStatements(table)
+  let ready: Promise<void> | undefined
+
+  function ensure(): Promise<void> {
+    if (ready !== undefined) return ready
+    const attempt = (async () => {
+      const [row] = (await query(`SELECT to_regclass($1::text) IS NOT NULL AS found`, [table.lookup])) as { found: boolean }[]
+      if (row?.found !== true) await options.migrate()
+    })()
+    ready = attempt
+    attempt.catch(() => {
+      if (ready === attempt) ready = undefined
+    })
+    return attempt
+  }
+
+  const run = async (text: string, params: unknown[]) => {
+    await ensure()
+    return query(text, params)
+  }
+  const lease = (entry: TakenEntry) => [entry.exchangeNumber, entry.state, entry.owner]
+
+  return {
+    ready: ensure,
+
+    async enqueue(entry: InboxEntry) {
+      const params = [entry.exchangeNumber, entry.state, STATE_RANK[entry.state], entry.source, entry.orderNumber, entry.fields, entry.rendering]
+      return (await run(sql.enqueue, params)).length > 0 ? 'queued' : 'present'
+    },
+
+    async take(owner, limit, leaseMs) {
+      const rows = (await run(sql.take, [owner, limit, leaseMs])) as TakenRow[]
+      return rows.map((row) => ({
+        exchangeNumber: row.exchange_number,
+        state: row.state,
+        source: row.source,
+        orderNumber: row.order_number,
+        fields: row.fields,
+        rendering: row.rendering,
+        attempts: Number(row.attempts),
+        owner,
+      }))
+    },
+
+    async finish(entry) {
+      return (await run(sql.finish, lease(entry))).length > 0
+    },
+
+    async fail(entry, outcome) {
+      const params = [...lease(entry), outcome.dead, outcome.delayMs, outcome.error, outcome.refund === true ? 1 : 0]
+      return (await run(sql.fail, params)).length > 0
+    },
+
+    async list(request = {}) {
+      const rows = (await run(sql.list, [request.status ?? null, request.orderNumber ?? null, request.limit ?? 100])) as ItemRow[]
+      return rows.map(item)
+    },
+
+    async show(exchangeNumber) {
+      const rows = (await run(sql.show, [exchangeNumber])) as ItemRow[]
+      return rows.map((row) => ({ ...item(row), fields: parseFields(row.fields ?? '{}') }))
+    },
+
+    async retry(target) {
+      const rows = 'allDead' in target ? await run(sql.retryDead, []) : await run(sql.retryOne, [target.exchangeNumber, target.state ?? null])
+      return rows.length
+    },
+
+    async counts() {
+      const rows = (await run(sql.counts, [])) as { status: InboxStatus; count: number }[]
+      const counts = { pending: 0, dead: 0 }
+      for (const row of rows) counts[row.status] = Number(row.count)
+      return counts
+    },
+  }
+}

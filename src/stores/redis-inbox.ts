@@ -1,0 +1,248 @@
+/**
+ * The Redis store's inbox (inbox mode). Every key shares one hash tag, so the scripts also run on Redis Cluster:
+ *   <prefix>{inbox}:meta     hash id → JSON {source, orderNumber, rendering, status, attempts, receivedAt, nextAt, owner, leaseUntil, lastError}
+ *   <prefix>{inbox}:fields   hash id → the verified fields as JSON text, untouched by the scripts (their order survives)
+ *   <prefix>{inbox}:due      sorted set of pending entries not leased, by when they are due
+ *   <prefix>{inbox}:leased   sorted set of entries a worker holds, by when its lease ends
+ *   <prefix>{inbox}:dead     sorted set of dead-lettered entries, by when they died
+ * An id is `exchange_number:state`. Times are the server's (TIME), so processes with drifting clocks agree.
+ */
+import type { Rendering } from '../core/message.js'
+import type { PaymentState } from '../core/payment.js'
+import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxSource, type InboxStatus, parseFields, type TakenEntry } from '../inbox/queue.js'
+import { luaScript, type RawCommand, replyText } from './redis-client.js'
+
+interface Meta {
+  source: InboxSource
+  orderNumber: string | null
+  rendering: Rendering
+  status: InboxStatus
+  attempts: number
+  receivedAt: number
+  nextAt: number
+  owner?: string
+  leaseUntil?: number
+  lastError?: string
+}
+
+const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
+
+// KEYS meta, fields, due. ARGV id, meta JSON (without times), fields.
+const ENQUEUE = `${NOW}
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local meta = cjson.decode(ARGV[2])
+meta.status = 'pending'; meta.attempts = 0; meta.receivedAt = now; meta.nextAt = now
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(meta))
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
+redis.call('ZADD', KEYS[3], now, ARGV[1])
+return 1`
+
+// KEYS meta, fields, due, leased. ARGV owner, limit, leaseMs. Returns { id, meta, fields, ... }.
+// The states of one exchange_number run in arrival order (see InboxQueue.take); an entry that must wait is pushed
+// back a second rather than left in front of the others.
+const TAKE = `${NOW}
+local RANK = { pending = 0, failed = 1, succeeded = 2 }
+local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
+for _, id in ipairs(expired) do
+  redis.call('ZREM', KEYS[4], id)
+  redis.call('ZADD', KEYS[3], now, id)
+end
+local limit = tonumber(ARGV[2])
+local out = {}
+local candidates = redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now, 'LIMIT', 0, limit * 4 + 16)
+for _, id in ipairs(candidates) do
+  if #out >= limit * 3 then break end
+  local raw = redis.call('HGET', KEYS[1], id)
+  if not raw then
+    redis.call('ZREM', KEYS[3], id)
+  else
+    local at = string.find(id, ':[^:]*$')
+    local exchange, state = string.sub(id, 1, at - 1), string.sub(id, at + 1)
+    local mine = cjson.decode(raw)
+    local blocked = false
+    for other, rank in pairs(RANK) do
+      if other ~= state then
+        local sibling = redis.call('HGET', KEYS[1], exchange .. ':' .. other)
+        if sibling then
+          local them = cjson.decode(sibling)
+          if (them.receivedAt < mine.receivedAt and them.status == 'pending') or (rank > RANK[state] and them.receivedAt <= mine.receivedAt) then
+            blocked = true
+          end
+        end
+      end
+    end
+    if blocked then
+      redis.call('ZADD', KEYS[3], now + 1000, id)
+    else
+      local meta = mine
+      meta.attempts = meta.attempts + 1
+      meta.owner = ARGV[1]
+      meta.leaseUntil = now + tonumber(ARGV[3])
+      local encoded = cjson.encode(meta)
+      redis.call('HSET', KEYS[1], id, encoded)
+      redis.call('ZREM', KEYS[3], id)
+      redis.call('ZADD', KEYS[4], meta.leaseUntil, id)
+      table.insert(out, id)
+      table.insert(out, encoded)
+      table.insert(out, redis.call('HGET', KEYS[2], id))
+    end
+  end
+end
+return out`
+
+// KEYS meta, fields, leased. ARGV id, owner.
+const FINISH = `
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw or cjson.decode(raw).owner ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1`
+
+// KEYS meta, due, leased, dead. ARGV id, owner, dead (1/0), delayMs, error, refund (1/0).
+const FAIL = `${NOW}
+local raw = redis.call('HGET', KEYS[1], ARGV[1])
+if not raw then return 0 end
+local meta = cjson.decode(raw)
+if meta.owner ~= ARGV[2] then return 0 end
+meta.owner = nil; meta.leaseUntil = nil; meta.lastError = ARGV[5]
+meta.attempts = math.max(meta.attempts - tonumber(ARGV[6]), 0)
+redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[3] == '1' then
+  meta.status = 'dead'; meta.nextAt = now
+  redis.call('ZADD', KEYS[4], now, ARGV[1])
+else
+  meta.nextAt = now + tonumber(ARGV[4])
+  redis.call('ZADD', KEYS[2], meta.nextAt, ARGV[1])
+end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(meta))
+return 1`
+
+// KEYS meta, due, leased, dead. ARGV: 'dead' for every dead entry, or the ids. Leased entries are left alone.
+const RETRY = `${NOW}
+local ids = ARGV
+if ARGV[1] == 'dead' then ids = redis.call('ZRANGE', KEYS[4], 0, -1) end
+local count = 0
+for _, id in ipairs(ids) do
+  local raw = redis.call('HGET', KEYS[1], id)
+  if raw and not redis.call('ZSCORE', KEYS[3], id) then
+    local meta = cjson.decode(raw)
+    if meta.status == 'dead' then meta.attempts = 0 end
+    meta.status = 'pending'; meta.nextAt = now
+    redis.call('HSET', KEYS[1], id, cjson.encode(meta))
+    redis.call('ZREM', KEYS[4], id)
+    redis.call('ZADD', KEYS[2], now, id)
+    count = count + 1
+  end
+end
+return count`
+
+function splitId(id: string): { exchangeNumber: string; state: PaymentState } {
+  const at = id.lastIndexOf(':')
+  return { exchangeNumber: id.slice(0, at), state: id.slice(at + 1) as PaymentState }
+}
+
+function toItem(id: string, meta: Meta): InboxItem {
+  const leased = meta.owner !== undefined && meta.leaseUntil !== undefined && meta.leaseUntil > Date.now()
+  return {
+    id,
+    ...splitId(id),
+    source: meta.source,
+    orderNumber: meta.orderNumber,
+    status: meta.status,
+    attempts: meta.attempts,
+    receivedAt: new Date(meta.receivedAt),
+    nextAttemptAt: new Date(meta.nextAt),
+    leasedUntil: leased ? new Date(meta.leaseUntil as number) : null,
+    lastError: meta.lastError ?? null,
+  }
+}
+
+const texts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
+
+export function redisInbox(send: RawCommand, prefix: string): InboxQueue {
+  const base = `${prefix}{inbox}:`
+  const [meta, fields, due, leased, dead] = ['meta', 'fields', 'due', 'leased', 'dead'].map((name) => base + name) as [string, string, string, string, string]
+  const scripts = {
+    enqueue: luaScript(send, ENQUEUE),
+    take: luaScript(send, TAKE),
+    finish: luaScript(send, FINISH),
+    fail: luaScript(send, FAIL),
+    retry: luaScript(send, RETRY),
+  }
+  const idOf = (entry: { exchangeNumber: string; state: string }) => `${entry.exchangeNumber}:${entry.state}`
+
+  async function items(ids: string[]): Promise<InboxItem[]> {
+    if (ids.length === 0) return []
+    const metas = texts(await send(['HMGET', meta, ...ids]))
+    return ids.flatMap((id, i) => {
+      const raw = metas[i]
+      return raw === null || raw === undefined ? [] : [toItem(id, JSON.parse(raw) as Meta)]
+    })
+  }
+
+  return {
+    ready: async () => {},
+
+    async enqueue(entry) {
+      const head = { source: entry.source, orderNumber: entry.orderNumber, rendering: entry.rendering }
+      const reply = await scripts.enqueue([meta, fields, due], [idOf(entry), JSON.stringify(head), entry.fields])
+      return Number(reply) === 1 ? 'queued' : 'present'
+    },
+
+    async take(owner, limit, leaseMs) {
+      const reply = texts(await scripts.take([meta, fields, due, leased], [owner, String(limit), String(leaseMs)]))
+      const taken: TakenEntry[] = []
+      for (let i = 0; i + 2 < reply.length; i += 3) {
+        const id = reply[i] as string
+        const head = JSON.parse(reply[i + 1] as string) as Meta
+        taken.push({
+          ...splitId(id),
+          source: head.source,
+          orderNumber: head.orderNumber,
+          rendering: head.rendering,
+          fields: reply[i + 2] ?? '{}',
+          attempts: head.attempts,
+          owner,
+        })
+      }
+      return taken
+    },
+
+    async finish(entry) {
+      return Number(await scripts.finish([meta, fields, leased], [idOf(entry), entry.owner])) === 1
+    },
+
+    async fail(entry, outcome) {
+      const args = [idOf(entry), entry.owner, outcome.dead ? '1' : '0', String(outcome.delayMs), outcome.error, outcome.refund === true ? '1' : '0']
+      return Number(await scripts.fail([meta, due, leased, dead], args)) === 1
+    },
+
+    async list(query = {}) {
+      const limit = query.limit ?? 100
+      const ids: string[] = []
+      if (query.status !== 'dead') ids.push(...(texts(await send(['ZRANGE', leased, '0', '-1'])) as string[]), ...(texts(await send(['ZRANGE', due, '0', '-1'])) as string[]))
+      if (query.status !== 'pending') ids.push(...(texts(await send(['ZRANGE', dead, '0', '-1'])) as string[]))
+      const found = (await items([...new Set(ids)])).filter((item) => query.orderNumber === undefined || item.orderNumber === query.orderNumber)
+      return found.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || a.id.localeCompare(b.id)).slice(0, limit)
+    },
+
+    async show(exchangeNumber) {
+      const ids = INBOX_STATES.map((state) => `${exchangeNumber}:${state}`)
+      const found = await items(ids)
+      if (found.length === 0) return []
+      const payloads = texts(await send(['HMGET', fields, ...found.map((item) => item.id)]))
+      return found.map((item, i) => ({ ...item, fields: parseFields(payloads[i] ?? '{}') }))
+    },
+
+    async retry(target) {
+      const args = 'allDead' in target ? ['dead'] : (target.state === undefined ? INBOX_STATES : [target.state]).map((state) => `${target.exchangeNumber}:${state}`)
+      return Number(await scripts.retry([meta, due, leased, dead], args))
+    },
+
+    async counts() {
+      const [dueCount, leasedCount, deadCount] = await Promise.all([send(['ZCARD', due]), send(['ZCARD', leased]), send(['ZCARD', dead])])
+      return { pending: Number(dueCount) + Number(leasedCount), dead: Number(deadCount) }
+    },
+  }
+}

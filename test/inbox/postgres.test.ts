@@ -1,0 +1,55 @@
+import pg from 'pg'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createReceiver, memoryStore } from '../../src/index.js'
+import { postgresStore } from '../../src/stores/postgres/store.js'
+import { uniqueTable } from '../stores/postgres-suites.js'
+import { DATABASE_URL, serviceAvailable } from '../stores/services.js'
+import { inboxSuite, TOKEN } from './suite.js'
+
+const available = await serviceAvailable('PostgreSQL', DATABASE_URL)
+
+describe('inbox mode options', () => {
+  it('refuses the memory store, which would lose what it acknowledged, and bad settings', async () => {
+    expect(() => createReceiver({ checksumToken: TOKEN, inbox: {} })).toThrow(/inbox mode needs a durable store/)
+    expect(() => createReceiver({ checksumToken: TOKEN, store: memoryStore(), inbox: {} })).toThrow(/memory store keeps nothing/)
+    const pool = new pg.Pool({ connectionString: DATABASE_URL })
+    const store = postgresStore({ client: pool })
+    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { maxAttempts: 0, work: false } })).toThrow(/maxAttempts/)
+    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { backoff: { baseMs: 100, maxMs: 10 }, work: false } })).toThrow(/maxMs/)
+    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { concurrency: 1.5, work: false } })).toThrow(/concurrency/)
+    await pool.end()
+  })
+
+  it('says so when receiver.inbox is used without inbox mode', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN })
+    expect(() => receiver.inbox.work()).toThrow(/created without `inbox`/)
+    expect(() => receiver.inbox.list()).toThrow(/created without `inbox`/)
+    await expect(receiver.inbox.stop()).resolves.toBeUndefined()
+  })
+})
+
+describe.skipIf(!available)('PostgreSQL inbox', () => {
+  const pools: pg.Pool[] = []
+  const tables = [uniqueTable('inbox'), uniqueTable('inbox_tx')]
+  afterAll(async () => {
+    const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
+    for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    await admin.end()
+    await Promise.all(pools.map((pool) => pool.end()))
+  })
+  const newPool = () => {
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
+    pool.on('error', () => {})
+    pools.push(pool)
+    return pool
+  }
+
+  inboxSuite({
+    name: 'pg Pool',
+    open: async () => ({ store: postgresStore({ client: newPool(), table: tables[0] }), close: async () => {} }),
+  })
+  inboxSuite({
+    name: 'pg Pool, transactional',
+    open: async () => ({ store: postgresStore({ client: newPool(), table: tables[1], transactional: true, lockTimeoutMs: 200 }), close: async () => {} }),
+  })
+})

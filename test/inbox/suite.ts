@@ -1,0 +1,216 @@
+import { randomUUID } from 'node:crypto'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createReceiver, type PaymentEvent, type PaymentState, type Receiver, type ReceiverStore } from '../../src/index.js'
+import type { InboxOptions } from '../../src/inbox/inbox.js'
+import type { InboxQueue } from '../../src/inbox/queue.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+
+export const TOKEN = 'ef'.repeat(32)
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+export type InboxStore = ReceiverStore<unknown> & { openInbox(): InboxQueue }
+
+export interface InboxSubject {
+  name: string
+  /** A store on its own connection (as another process would have), sharing the inbox with the others. */
+  open(): Promise<{ store: InboxStore; close(): Promise<void> }>
+}
+
+const STATUS = { succeeded: { payment_status: 'true' }, failed: { payment_status: 'false' }, pending: { payment_status: 'false', fpx_debit_auth_code: '99' } }
+
+export function fieldsFor(exchangeNumber: string, state: PaymentState, orderNumber = `ORD-${exchangeNumber.slice(-8)}`) {
+  const extra = state === 'succeeded' ? { fpx_debit_auth_code: '00' } : state === 'failed' ? { fpx_debit_auth_code: '51' } : {}
+  return samplePaymentFields({ exchange_number: exchangeNumber, order_number: orderNumber, ...STATUS[state], ...extra })
+}
+
+export function deliver(receiver: Receiver<unknown>, exchangeNumber: string, state: PaymentState, orderNumber?: string) {
+  const signed = signCallback(fieldsFor(exchangeNumber, state, orderNumber), TOKEN)
+  return receiver.handle({ kind: 'callback', body: Buffer.from(signed.body), contentType: signed.contentType })
+}
+
+/** Polls `check` until it holds or `ms` passes; returns whether it held. */
+export async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const until = Date.now() + ms
+  while (Date.now() < until) {
+    if (await check()) return true
+    await sleep(25)
+  }
+  return check()
+}
+
+// INBOX_DEBUG=1 shows what the receivers log.
+const debugLogger = process.env.INBOX_DEBUG
+  ? { debug() {}, info: (details: unknown, message: string) => console.log(message, details), warn: (details: unknown, message: string) => console.log(message, details), error: (details: unknown, message: string) => console.log(message, details) }
+  : undefined
+
+const FAST: InboxOptions = { pollMs: 50, backoff: { baseMs: 50, maxMs: 200 }, maxAttempts: 5 }
+
+export function inboxSuite(subject: InboxSubject): void {
+  describe(`${subject.name}: inbox mode`, () => {
+    const closers: (() => Promise<void>)[] = []
+    const receivers: Receiver<unknown>[] = []
+    let queue: InboxQueue
+    beforeAll(async () => {
+      const { store, close } = await subject.open()
+      closers.push(close)
+      queue = store.openInbox()
+    })
+    // Every receiver's workers share the inbox: stopped after each test, so none runs the next test's entries.
+    afterEach(async () => {
+      await Promise.all(receivers.splice(0).map((receiver) => receiver.inbox.stop()))
+    })
+    afterAll(async () => {
+      for (const close of closers) await close()
+    })
+
+    /** A receiver on a store of its own; `runs` records every handler call. */
+    async function receiver(options: InboxOptions = FAST, handler?: (event: PaymentEvent<unknown>) => void | Promise<void>) {
+      const { store, close } = await subject.open()
+      closers.push(close)
+      const runs: string[] = []
+      const created = createReceiver<unknown>({ checksumToken: TOKEN, store, leaseMs: 5_000, inbox: options, logger: debugLogger })
+      for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const)
+        created.on(name, async (event) => {
+          await handler?.(event)
+          runs.push(event.id)
+        })
+      receivers.push(created)
+      return { receiver: created, runs }
+    }
+    const exchange = () => `EX-${randomUUID()}`
+
+    it('answers 200 as soon as the result is written, and runs the handlers from the inbox once', async () => {
+      let release!: () => void
+      const gate = new Promise<void>((resolve) => (release = resolve))
+      const { receiver: r, runs } = await receiver(FAST, () => gate)
+      const ex = exchange()
+      const response = await deliver(r, ex, 'succeeded')
+      expect(response).toMatchObject({ status: 200, outcome: 'queued', body: 'OK' })
+      expect(runs).toEqual([])
+      // A redelivery while the first is queued or running adds nothing.
+      expect((await deliver(r, ex, 'succeeded')).outcome).toBe('queued')
+      release()
+      expect(await eventually(async () => runs.length === 1 && (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+      // After it was handled, a redelivery is queued again and found a duplicate: the handler does not run.
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+    })
+
+    it('retries a failing handler with backoff, keeping the error for operators, until it succeeds', async () => {
+      let failures = 3
+      const { receiver: r, runs } = await receiver(FAST, () => {
+        if (failures-- > 0) throw new Error('ERP unreachable')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(async () => (await queue.show(ex))[0]?.lastError?.includes('ERP unreachable') === true)).toBe(true)
+      const [item] = await queue.show(ex)
+      expect(item).toMatchObject({ id: `${ex}:succeeded`, status: 'pending', source: 'callback', lastError: 'handler_failed: ERP unreachable' })
+      expect(item?.fields.exchange_number).toBe(ex)
+      expect(await eventually(() => runs.length === 1)).toBe(true)
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+    })
+
+    it('dead-letters after maxAttempts, lists it, and runs it once an operator retries', async () => {
+      let broken = true
+      const { receiver: r, runs } = await receiver({ ...FAST, maxAttempts: 2 }, () => {
+        if (broken) throw new Error('still down')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'failed', `ORD-${ex}`)
+      expect(await eventually(async () => (await queue.show(ex))[0]?.status === 'dead')).toBe(true)
+      const dead = await r.inbox.list({ status: 'dead', orderNumber: `ORD-${ex}` })
+      expect(dead).toEqual([expect.objectContaining({ id: `${ex}:failed`, status: 'dead', attempts: 2, lastError: 'handler_failed: still down' })])
+      expect((await r.inbox.counts()).dead).toBeGreaterThanOrEqual(1)
+      // Dead entries wait for an operator, however long.
+      await sleep(400)
+      expect((await queue.show(ex))[0]?.status).toBe('dead')
+      broken = false
+      expect(await r.inbox.retry({ exchangeNumber: ex })).toBe(1)
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:failed`])
+      expect(await r.inbox.retry({ exchangeNumber: ex })).toBe(0)
+    })
+
+    it('never runs a 99 that arrives after its 00, even while the 00 is still failing', async () => {
+      let broken = true
+      const { receiver: r, runs } = await receiver(FAST, () => {
+        if (broken) throw new Error('down')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(async () => ((await queue.show(ex))[0]?.attempts ?? 0) >= 1)).toBe(true)
+      // The 99 is written, but waits behind the queued 00.
+      expect((await deliver(r, ex, 'pending')).outcome).toBe('queued')
+      await sleep(300)
+      broken = false
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+    })
+
+    it('runs a 99 and its 00 in the order they arrived, even when both waited out an outage', async () => {
+      let broken = true
+      const { receiver: r, runs } = await receiver(FAST, () => {
+        if (broken) throw new Error('down')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'pending')
+      await sleep(20)
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(async () => ((await queue.show(ex))[0]?.attempts ?? 0) >= 2)).toBe(true)
+      // The 00 waits behind the failing 99 instead of overtaking it (which would make the 99 stale).
+      expect((await queue.show(ex)).find((item) => item.state === 'succeeded')?.attempts).toBe(0)
+      broken = false
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:pending`, `${ex}:succeeded`])
+    })
+
+    it('lets a 00 run when the 99 before it was dead-lettered: money arriving is never held back by it', async () => {
+      let failPending = true
+      const { receiver: r, runs } = await receiver({ ...FAST, maxAttempts: 1 }, (event) => {
+        if (failPending && event.state === 'pending') throw new Error('pending handler broken')
+      })
+      const ex = exchange()
+      await deliver(r, ex, 'pending')
+      expect(await eventually(async () => (await queue.show(ex))[0]?.status === 'dead')).toBe(true)
+      await deliver(r, ex, 'succeeded')
+      expect(await eventually(() => runs.length === 1)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+      // Retried afterwards, the 99 is stale: it never runs after its 00.
+      failPending = false
+      expect(await r.inbox.retry({ exchangeNumber: ex, state: 'pending' })).toBe(1)
+      expect(await eventually(async () => (await queue.show(ex)).length === 0)).toBe(true)
+      expect(runs).toEqual([`${ex}:succeeded`])
+    })
+
+    it('shares one inbox among workers of several receivers: every result handled exactly once', async () => {
+      const fleet = await Promise.all([receiver(), receiver(), receiver()])
+      const results = Array.from({ length: 40 }, (_, i) => ({ ex: exchange(), state: (i % 3 === 0 ? 'failed' : 'succeeded') as PaymentState }))
+      // Every result to two receivers at once, as concurrent redeliveries would arrive.
+      await Promise.all(results.flatMap(({ ex, state }, i) => [deliver(fleet[i % 3]!.receiver, ex, state), deliver(fleet[(i + 1) % 3]!.receiver, ex, state)]))
+      const all = () => fleet.flatMap((member) => member.runs)
+      expect(await eventually(() => all().length >= results.length)).toBe(true)
+      await sleep(200)
+      const ids = all().sort()
+      expect(ids).toEqual(results.map(({ ex, state }) => `${ex}:${state}`).sort())
+      // The work was spread: more than one receiver's worker ran handlers.
+      expect(fleet.filter((member) => member.runs.length > 0).length).toBeGreaterThan(1)
+    })
+
+    it('takes in reconciled records through handleTrusted, and runs handlers only in processes that work', async () => {
+      const accepting = await receiver({ ...FAST, work: false })
+      const ex = exchange()
+      const response = await accepting.receiver.handleTrusted(fieldsFor(ex, 'succeeded') as Record<string, string>)
+      expect(response).toMatchObject({ status: 200, outcome: 'queued' })
+      await sleep(200)
+      expect((await queue.show(ex))[0]).toMatchObject({ source: 'reconcile', status: 'pending' })
+      const worker = accepting.receiver.inbox.work({ pollMs: 50 })
+      expect(await eventually(() => accepting.runs.length === 1)).toBe(true)
+      expect(accepting.runs).toEqual([`${ex}:succeeded`])
+      await worker.stop()
+    })
+  })
+}
