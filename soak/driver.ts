@@ -65,9 +65,9 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     redisUrl: config.redisUrl,
     databaseUrl: config.databaseUrl,
     // The outage starts now, before any traffic, and outlasts it.
-    ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Date.now() + config.outageMs, backoffMaxMs: config.backoffMaxMs } } : {}),
+    ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Number.MAX_SAFE_INTEGER, backoffMaxMs: config.backoffMaxMs } } : {}),
   })
-  const outageEndAt = Date.now() + config.outageMs
+  const outageStartAt = Date.now()
   current = { fleet, resources, keep: config.keep }
   const sender = new Sender(fleet, config.maxAttempts)
   try {
@@ -111,7 +111,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const seconds = (performance.now() - started) / 1000
     await killing
     if (killFailed !== undefined) throw killFailed
-    const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageEndAt) : undefined
+    const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageStartAt) : undefined
     await fleet.stop()
 
     const rows = await ledgerRows(resources)
