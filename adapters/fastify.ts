@@ -51,9 +51,16 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   })
 
   const route = (path: string, kind: DeliveryKind) => {
-    fastify.post(path, { config: { fpxKind: kind } }, async (request: FastifyRequest, reply: FastifyReply) => {
-      const answer = await answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request)
-      return send(reply, answer)
+    fastify.route({
+      // The spec has the browser POST the fields; a redirect that arrives as a GET with them in the query is
+      // verified the same way (the query is used whenever the body is empty).
+      method: kind === 'redirect' ? ['GET', 'POST'] : 'POST',
+      url: path,
+      config: { fpxKind: kind },
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        const answer = await answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request)
+        return send(reply, answer)
+      },
     })
   }
   route(callbackPath, 'callback')

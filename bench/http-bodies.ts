@@ -3,7 +3,9 @@
  * nothing while it measures.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto'
-import { samplePaymentFields, signCallback } from '../src/testing.js'
+import { fromDist, type Testing } from './dist.js'
+
+const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
 
 export interface Signed {
   body: Buffer

@@ -14,10 +14,14 @@ import { createNodeMiddleware, Webhooks } from '@octokit/webhooks'
 import express from 'express'
 import Fastify from 'fastify'
 import Koa from 'koa'
-import { fpxCallback as expressCallback } from '../adapters/express.js'
-import { fpxCollect } from '../adapters/fastify.js'
-import { fpxCallback as koaCallback } from '../adapters/koa.js'
-import { createReceiver, memoryStore, type Receiver } from '../src/index.js'
+import type { Receiver } from '../src/index.js'
+import { type Core, fromDist } from './dist.js'
+
+// The built package, as merchants run it.
+const { createReceiver, memoryStore } = await fromDist<Core>('index')
+const { fpxCallback: expressCallback } = await fromDist<typeof import('../adapters/express.js')>('express')
+const { fpxCollect } = await fromDist<typeof import('../adapters/fastify.js')>('fastify')
+const { fpxCallback: koaCallback } = await fromDist<typeof import('../adapters/koa.js')>('koa')
 
 export const CHECKSUM_TOKEN = 'ab'.repeat(32)
 export const WEBHOOK_SECRET = 'cd'.repeat(32)

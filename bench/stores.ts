@@ -20,13 +20,17 @@ import { PGlite } from '@electric-sql/pglite'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { createClient } from 'redis'
-import { memoryStore } from '../src/stores/memory.js'
-import { type PostgresQueryable, postgresStore } from '../src/stores/postgres/store.js'
+import type { PostgresQueryable } from '../src/stores/postgres/store.js'
 import { type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
-import { redisStore } from '../src/stores/redis.js'
 import type { ReceiverStore } from '../src/stores/store.js'
 import { DATABASE_URL, REDIS_URL, redactUrl } from '../test/stores/services.js'
+import { type Core, fromDist } from './dist.js'
 import { envNumber, measure, type Mode, type Op, type Row, renderTable, type Stats } from './stores-measure.js'
+
+// The stores as built; the floors' raw-command helper (rawCommand) is the same few lines either way.
+const { memoryStore } = await fromDist<Core>('index')
+const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
+const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 
 const OPS = envNumber('BENCH_OPS', 3000, 1)
 const WARMUP = envNumber('BENCH_WARMUP', 300, 0)

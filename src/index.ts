@@ -7,6 +7,7 @@ export {
   requestChecksum,
 } from './core/checksum.js'
 export type { CredentialOptions, CredentialSet } from './core/credentials.js'
+export type { MatchedCredential } from './core/credential-match.js'
 export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
 export { type Logger, silentLogger } from './core/logger.js'
 export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'

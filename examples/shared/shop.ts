@@ -130,7 +130,8 @@ function wireHandlers(receiver: Receiver, orders: OrderBook, log: ShopLog): void
     const { payment } = event
     order.exchangeNumber = payment.exchangeNumber
     // The checksum proves the service sent this, not that the buyer paid what the order costs.
-    if (payment.amountSen !== toSen(order.amount)) {
+    // A minimal redirect may carry no amount; the order's own (signed into the request) then stands.
+    if (payment.amountSen !== undefined && payment.amountSen !== toSen(order.amount)) {
       order.state = 'needs review'
       order.note = `paid ${ringgit(payment.amountSen)}, expected RM ${order.amount}`
       log(`order ${order.orderNumber} NEEDS REVIEW: ${order.note} ${via(event)}`)
@@ -138,7 +139,7 @@ function wireHandlers(receiver: Receiver, orders: OrderBook, log: ShopLog): void
     }
     order.state = 'paid'
     order.note = payment.fpx.bank === null ? null : `paid through ${payment.fpx.bank}`
-    log(`order ${order.orderNumber} paid ${ringgit(payment.amountSen)} ${via(event)}`)
+    log(`order ${order.orderNumber} paid ${ringgit(payment.amountSen ?? toSen(order.amount))} ${via(event)}`)
   })
 
   receiver.on('payment.failed', (event) => {

@@ -14,11 +14,13 @@ demo merchant and partner (public, made-up values). Point your app's base URL at
   --config file.json   Merchants, partners, banks and the USD rate (see the README's emulator section).
   --state file.json    Load the state from this file when it exists and save it after every change.
   --strict             Refuse what the real service is seen to accept but the spec's strict reading does not,
-                       instead of accepting it with a warning (see docs/emulator.md).
+                       instead of accepting it with a warning (see docs/emulator.md). Also "strict": true
+                       in the --config file, whose "delivery" object sets callbackTransport and retries.
   --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
                        it they are shown as "(set; see config)". The built-in demo ones are always printed.
 
-Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not listen (port in use).
+Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not start (port in use, or
+the optional package fastify is not installed).
 `
 
 /** Resolves on SIGINT or SIGTERM, so the emulator saves its state and closes its port before the process ends. */

@@ -1,6 +1,7 @@
 import { requestChecksum } from '../core/checksum.js'
 import type { ClientContext } from './context.js'
 import { FpxApiError } from './errors.js'
+import { formFields } from './form-fields.js'
 import { type PaymentInput, paymentInputSchema, validate } from './schemas.js'
 
 export interface PaymentForm {
@@ -31,20 +32,15 @@ export function paymentFields(context: ClientContext, input: PaymentInput): Reco
     buyer_email: valid.buyer_email,
     buyer_name: valid.buyer_name,
     buyer_phone: valid.buyer_phone,
-    callback_url: valid.callback_url ?? null,
+    callback_url: valid.callback_url || null,
     order_number: valid.order_number,
     product_description: valid.product_description,
-    redirect_url: valid.redirect_url ?? null,
+    redirect_url: valid.redirect_url || null,
     transaction_amount: valid.transaction_amount,
     uid,
   }
-  const fields: Record<string, string> = {}
-  for (const [name, value] of Object.entries(valid)) {
-    if (value === undefined || name === 'partner_uid') continue
-    if (typeof value === 'object') for (const [key, inner] of Object.entries(value)) fields[`${name}[${key}]`] = String(inner)
-    else fields[name] = String(value)
-  }
-  const partnerUid = valid.partner_uid ?? context.config.partnerUid
+  const fields = formFields(valid, ['partner_uid'])
+  const partnerUid = valid.partner_uid === undefined || valid.partner_uid === '' ? context.config.partnerUid : valid.partner_uid
   if (partnerUid !== undefined) fields.partner_uid = partnerUid
   fields.uid = uid
   fields.token = authToken

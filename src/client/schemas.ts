@@ -1,94 +1,55 @@
 import { z } from 'zod'
 import { FpxApiError, FpxValidationError } from './errors.js'
+import { address, amount, email, formBoolean, line, optionalEmail, optionalLine, optionalUrl, params, phone, required } from './field-rules.js'
 
 /*
- * Inputs are checked before any request, with the spec's field names in the errors. The limits the spec leaves
- * open ("not shown") follow the emulator's choices (docs/emulator.md), which are what a careful service does.
+ * Inputs are checked before any request, with the spec's field names in the errors. The client refuses only what
+ * the service refuses (the emulator's model of it, docs/emulator.md): the single-field rules are in
+ * field-rules.ts. In optional text fields `''` counts as not given and is left out of the request.
  */
-
-const CONTROL = /[\u0000-\u001f\u007f]/ // eslint-disable-line no-control-regex
-
-const required = { error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : 'must be text') }
-
-function line(max: number) {
-  return z
-    .string(required)
-    .min(1, 'is required')
-    .max(max, `must be at most ${max} characters`)
-    .refine((value) => !CONTROL.test(value), 'must be one line of text without control characters')
-}
-
-export const amountText = z
-  .string(required)
-  .regex(/^\d{1,9}\.\d{2}$/, 'must be a decimal with two fraction digits, such as 100.20')
-  .refine((value) => !/^0+\.00$/.test(value), 'must be more than 0.00')
-
-const email = z.string(required).max(254, 'must be at most 254 characters').regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address')
-const phone = z.string(required).regex(/^\+\d{7,15}$/, 'must be in international format with a leading +, such as +60123456789')
-const httpUrl = z
-  .string(required)
-  .max(2048, 'must be at most 2048 characters')
-  .refine((value) => URL.canParse(value) && /^https?:$/.test(new URL(value).protocol), 'must be an absolute http or https URL')
-
-const PARAM_KEY = /^reference([1-9]|1[0-8])(_label)?$/
-export const paramsSchema = z
-  .record(z.string(), z.string().max(255, 'must be at most 255 characters'))
-  .superRefine((params, context) => {
-    for (const key of Object.keys(params))
-      if (!PARAM_KEY.test(key)) context.addIssue({ code: 'custom', path: [key], message: 'is not a params key: use referenceN or referenceN_label, N from 1 to 18' })
-  })
-
-const address = z.strictObject(
-  {
-    contact_name: line(100).optional(),
-    contact_phone_number: line(20).optional(),
-    line1: line(255).optional(),
-    line2: line(255).optional(),
-    postcode: line(20).optional(),
-    city: line(100).optional(),
-    state: line(100).optional(),
-  },
-  { error: 'must be an object with contact_name, contact_phone_number, line1, line2, postcode, city, state' },
-)
 
 /** What the merchant supplies to pay; `token`, `uid` and `checksum` are added by the client. */
 export const paymentInputSchema = z.object({
   order_number: line(50),
   buyer_name: line(100),
   buyer_email: email,
-  buyer_phone: phone,
-  transaction_amount: amountText,
+  /** Sent unchanged; `''` (also when left out) is what shops without a phone send. */
+  buyer_phone: phone.optional().default(''),
+  transaction_amount: amount,
   product_description: line(255),
-  callback_url: httpUrl.optional(),
-  redirect_url: httpUrl.optional(),
-  redirect_post: z.boolean({ error: 'must be true or false' }).optional(),
-  params: paramsSchema.optional(),
+  callback_url: optionalUrl,
+  redirect_url: optionalUrl,
+  redirect_post: formBoolean.optional(),
+  params: params.optional(),
   shipping_address: address.optional(),
   billing_address: address.optional(),
-  buyer_bank_code: line(20).optional(),
+  buyer_bank_code: optionalLine(20),
   model: z.enum(['B2C', 'B2B1'], { error: 'must be B2C or B2B1' }).optional(),
   fpx_bank_selection: z.enum(['dropdown', 'grid'], { error: 'must be dropdown or grid' }).optional(),
-  cancel_url: httpUrl.optional(),
-  timeout_url: httpUrl.optional(),
-  /** Partner variant; defaults to the client's `partnerUid`. */
-  partner_uid: line(64).optional(),
+  cancel_url: optionalUrl,
+  timeout_url: optionalUrl,
+  /**
+   * Partner variant; defaults to the client's `partnerUid`. Not checked against the client's own uid: the
+   * service takes the merchant's own uid here as the merchant variant.
+   */
+  partner_uid: optionalLine(64),
 })
 export type PaymentInput = z.input<typeof paymentInputSchema>
 
 export const sessionInputSchema = z.object({
-  transaction_amount: amountText,
+  transaction_amount: amount,
   currency: z.enum(['MYR', 'USD'], { error: 'must be MYR or USD (the only conversion the service offers)' }).optional(),
-  order_number: line(50).optional(),
-  buyer_name: line(100).optional(),
-  buyer_email: email.optional(),
+  order_number: optionalLine(50),
+  buyer_name: optionalLine(100),
+  buyer_email: optionalEmail,
   buyer_phone: phone.optional(),
-  product_description: line(255).optional(),
-  callback_url: httpUrl.optional(),
-  redirect_url: httpUrl.optional(),
-  cancel_url: httpUrl.optional(),
-  timeout_url: httpUrl.optional(),
-  partner_uid: line(64).optional(),
-  params: paramsSchema.optional(),
+  product_description: optionalLine(255),
+  callback_url: optionalUrl,
+  redirect_url: optionalUrl,
+  cancel_url: optionalUrl,
+  timeout_url: optionalUrl,
+  partner_uid: optionalLine(64),
+  params: params.optional(),
 })
 export type SessionInput = z.input<typeof sessionInputSchema>
 
@@ -131,7 +92,8 @@ export type TransactionsQuery = z.input<typeof transactionsQuerySchema>
 
 export const searchInputSchema = z.object({
   search_reference: z.enum(['fpx_ref_number', 'order_number', 'exchange_number'], { error: 'must be fpx_ref_number, order_number or exchange_number' }),
-  reference_number: line(100),
+  // Any non-empty text: an unknown or over-long reference simply matches nothing (200 with []).
+  reference_number: z.string(required).min(1, 'is required'),
 })
 export type SearchReference = z.infer<typeof searchInputSchema>['search_reference']
 

@@ -1,4 +1,5 @@
 import type { ClientContext } from './context.js'
+import { formFields } from './form-fields.js'
 import { type PaymentSession, readOutput, type SessionInput, sessionInputSchema, sessionSchema, validate } from './schemas.js'
 
 /**
@@ -7,12 +8,7 @@ import { type PaymentSession, readOutput, type SessionInput, sessionInputSchema,
  */
 export async function createPaymentSession(context: ClientContext, input: SessionInput): Promise<PaymentSession> {
   const valid = validate(sessionInputSchema, input, 'createPaymentSession')
-  const form: Record<string, string> = {}
-  for (const [name, value] of Object.entries(valid)) {
-    if (value === undefined) continue
-    if (typeof value === 'object') for (const [key, inner] of Object.entries(value)) form[`${name}[${key}]`] = inner
-    else form[name] = value
-  }
+  const form = formFields(valid)
   if (form.partner_uid === undefined && context.config.partnerUid !== undefined) form.partner_uid = context.config.partnerUid
   const what = 'POST /apis/payments'
   const answer = await context.http.send({ method: 'POST', path: '/apis/payments', form, basicAuth: true, retry: false })

@@ -8,8 +8,15 @@ async function status(context: ClientContext, path: string): Promise<Transaction
   return readOutput(transactionSchema, context.http.json(what, answer), what, answer.status)
 }
 
+/**
+ * The reference as one path segment. Any text the service could have issued or taken goes (spaces included);
+ * only `.` and `..` cannot, because URL parsing resolves them as dot segments even when percent-encoded, and
+ * `/status/merchant_reference_number/..` would silently ask for the order "merchant_reference_number".
+ */
 function reference(value: unknown, field: string, what: string): string {
-  if (typeof value !== 'string' || value.trim() === '') throw new FpxValidationError({ [field]: 'is required' }, { prefix: `${what}: invalid input` })
+  const invalid = (problem: string) => new FpxValidationError({ [field]: problem }, { prefix: `${what}: invalid input` })
+  if (typeof value !== 'string' || value === '') throw invalid('is required')
+  if (value === '.' || value === '..') throw invalid('cannot be sent as a URL path segment (. and .. are resolved away)')
   return encodeURIComponent(value)
 }
 

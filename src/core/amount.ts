@@ -17,6 +17,7 @@ export function readAmount(input: string | number): AmountReading {
   if (found === null) {
     if (/^\d+\.\d{3,}$/.test(given)) return { ok: false, problem: 'must have at most two fraction digits' }
     if (/^-\d/.test(given)) return { ok: false, problem: 'must be more than 0.00' }
+    if (/^\d{10,}(\.\d{1,2})?$/.test(given)) return { ok: false, problem: 'must be at most 999999999.99' }
     return { ok: false, problem: 'must be a decimal number such as 100.20' }
   }
   const text = `${found[1]}.${(found[2] ?? '').padEnd(2, '0')}`

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
 import { type Message, type Rendering, type SignedText, toMessage } from './message.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { ShapeCache } from './shape.js'
@@ -41,7 +41,7 @@ function assertToken(checksumToken: unknown): asserts checksumToken is string {
 
 /** HMAC-SHA256 of `text` (UTF-8) keyed by the Checksum Token's text, as lowercase hex. */
 export function hmacHex(text: string, checksumToken: string): string {
-  return createHmac('sha256', checksumToken).update(text, 'utf8').digest('hex')
+  return hmacSha256Hex(checksumToken, text)
 }
 
 /** The `checksum` of a payment request: the nine fields in fixed order, absent URLs as empty segments. */
@@ -109,11 +109,8 @@ export function messageChecksum(
  * passed CHECKSUM_PATTERN; comparison is constant-time.
  */
 export function matchChecksum(message: Message, checksum: string, checksumToken: string): Rendering | undefined {
-  const expected = Buffer.from(checksum, 'hex')
   for (const candidate of message.signedTexts()) {
-    const hmac = createHmac('sha256', checksumToken)
-    const actual = (typeof candidate.data === 'string' ? hmac.update(candidate.data, 'utf8') : hmac.update(candidate.data)).digest()
-    if (timingSafeEqual(actual, expected)) return candidate.rendering
+    if (hexDigestsEqual(hmacSha256Hex(checksumToken, candidate.data), checksum)) return candidate.rendering
   }
   return undefined
 }

@@ -48,7 +48,8 @@ export function tokenLookup(options: CredentialOptions): TokenLookup {
       byUid.set(checkedToken(set.uid, `credentials[${i}].uid`), checkedToken(set.checksumToken, `credentials[${i}].checksumToken`))
     const only = byUid.size === 1 ? [...byUid.values()][0] : undefined
     return (uid) => {
-      const token = uid === undefined ? only : byUid.get(uid)
+      // One set: it signed the message whatever uid it carries (real messages may sign a merchant id instead).
+      const token = (uid === undefined ? undefined : byUid.get(uid)) ?? only
       if (token === undefined) throw unknownUid(uid)
       return token
     }

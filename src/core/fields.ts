@@ -3,8 +3,10 @@ import { z } from 'zod'
 /**
  * The rules for the fields of a redirect or callback (spec "Events"), kept in one table so the exported zod
  * schema and the receiver's own check (which runs on every delivery, before deduplication) cannot drift.
- * Only what the receiver needs to act on a payment is required; everything else is checked when present and
- * non-empty, because the service adds and omits fields over time and a refused genuine message is a lost payment.
+ * Only what the receiver needs to act on a payment is required (exchange_number and order_number identify it and
+ * key deduplication, payment_status classifies it, checksum authenticates it); everything else is checked when
+ * present and non-empty, because the service adds and omits fields over time and a refused genuine message is a
+ * lost payment.
  */
 const decimal = /^\d+(\.\d{1,2})?$/
 const booleanText = /^(true|false)$/
@@ -20,7 +22,8 @@ export const PAYMENT_FIELD_RULES = {
   exchange_number: { required: true, pattern: /\S/, expected: 'a non-empty reference' },
   order_number: { required: true, pattern: /\S/, expected: 'a non-empty order number' },
   payment_status: { required: true, pattern: booleanText, expected: 'true or false' },
-  transaction_amount: { required: true, pattern: decimal, expected: 'a decimal amount such as 100.20' },
+  // Not required: real results may come without it, and nothing the receiver decides depends on it.
+  transaction_amount: { required: false, pattern: decimal, expected: 'a decimal amount such as 100.20' },
   transaction_amount_received: { required: false, pattern: decimal, expected: 'a decimal amount' },
   transaction_fee: { required: false, pattern: decimal, expected: 'a decimal amount' },
   amount: { required: false, pattern: decimal, expected: 'a decimal amount' },

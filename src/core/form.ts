@@ -18,6 +18,13 @@ function decodeComponent(raw: string, what: () => string): string {
   }
 }
 
+/**
+ * Where signed bytes are written, reused from delivery to delivery: a fresh buffer each time was most of what
+ * verification left for the GC. What signedBytes returns is a view of it, valid until the next call, which is
+ * why its only reader (the HMAC) consumes it at once.
+ */
+let signing = Buffer.allocUnsafeSlow(8192)
+
 /** Value of a hexadecimal digit by character code, -1 for anything else. */
 const HEX_VALUE = new Int8Array(256).fill(-1)
 for (let digit = 0; digit < 16; digit++) {
@@ -114,13 +121,15 @@ export class FormFields implements ReceivedFields {
 
   /**
    * The UTF-8 bytes of the values at `order` joined by `|`, or undefined when the body was not ASCII.
-   * Throws ReceiverError when an escape is malformed or the decoded bytes are not UTF-8.
+   * Throws ReceiverError when an escape is malformed or the decoded bytes are not UTF-8. The bytes live in a
+   * buffer that the next call overwrites: hash them (or copy them) before verifying another delivery.
    */
   signedBytes(order: readonly number[]): Buffer | undefined {
     const source = this.bytes
     if (source === undefined) return undefined
     const { bounds } = this
-    const out = Buffer.allocUnsafe(source.length + order.length)
+    if (signing.length < source.length + order.length) signing = Buffer.allocUnsafeSlow(2 * (source.length + order.length))
+    const out = signing
     let at = 0
     let highBytes = false
     for (let k = 0; k < order.length; k++) {
@@ -129,8 +138,9 @@ export class FormFields implements ReceivedFields {
       let end = bounds[2 * i + 1] as number
       let p = bounds[2 * i] as number
       if (end >= 0) {
-        // Values are short; a plain loop beats Buffer#copy's per-call checks.
-        while (p < end) out[at++] = source[p++] as number
+        // Short values: a plain loop beats Buffer#copy's per-call checks; long ones (URLs) go faster by copy.
+        if (end - p > 24) at += source.copy(out, at, p, end)
+        else while (p < end) out[at++] = source[p++] as number
         continue
       }
       end = ~end

@@ -20,8 +20,11 @@ export interface Payment {
   readonly merchantReferenceNumber: string | null
   /** payment_status as sent. */
   readonly paid: boolean
-  /** transaction_amount in sen (1/100 ringgit), exact. */
-  readonly amountSen: number
+  /**
+   * transaction_amount in sen (1/100 ringgit), exact; undefined when the message does not carry it (or carries
+   * it empty), as some real redirects do. Compare it with the order before fulfilling when it is there.
+   */
+  readonly amountSen: number | undefined
   readonly amountReceivedSen: number | null
   readonly feeSen: number | null
   readonly currency: string | null
@@ -48,6 +51,7 @@ export interface Payment {
   readonly retryUrl: string | null
   readonly receiptUrl: string | null
   readonly createdAt: Date | null
+  /** The uid the message signed: usually your API UID, but real messages may carry another id (see `credential`). */
   readonly uid: string | null
   /** The `params` object sent with the payment request, if the result carries it. */
   readonly params: Readonly<Record<string, unknown>> | null
@@ -88,7 +92,7 @@ export function toPayment(
     orderNumber: text('order_number') as string,
     merchantReferenceNumber: optional('merchant_reference_number'),
     paid: text('payment_status') === 'true',
-    amountSen: toSen(text('transaction_amount') as string),
+    amountSen: amountOrNull('transaction_amount') ?? undefined,
     amountReceivedSen: amountOrNull('transaction_amount_received'),
     feeSen: amountOrNull('transaction_fee'),
     currency: optional('currency'),

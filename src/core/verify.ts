@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
+import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { ReceiverError } from './errors.js'
 import { type Logger, silentLogger } from './logger.js'
@@ -7,7 +8,9 @@ import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
 import { findFieldProblems } from './fields.js'
 import { ShapeCache } from './shape.js'
+import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
 import { type FieldValue, toPlain } from './values.js'
+import { mismatchError, recoverMismatch } from './verify-fallback.js'
 
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
@@ -23,6 +26,11 @@ export class VerifiedPayment {
   readonly rendering: Rendering
   private cachedPayment: Payment | undefined
   private cachedFields: Readonly<Record<string, unknown>> | undefined
+  private cachedUnsigned: Readonly<Record<string, string>> | undefined
+  /** With `credentials`: the set whose Checksum Token matched, and how it was chosen. */
+  credential: MatchedCredential | undefined = undefined
+  /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
+  unsignedSource: string | undefined = undefined
 
   constructor(
     private readonly message: Message,
@@ -44,6 +52,16 @@ export class VerifiedPayment {
     return this.cachedPayment
   }
 
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`), which the service does not sign: the
+   * leading ones when the fields came in the query string, or the query beside a body. Never part of `fields`;
+   * trust them only as far as anything a browser can change.
+   */
+  get unsignedQuery(): Readonly<Record<string, string>> {
+    this.cachedUnsigned ??= readUnsignedQuery(this.unsignedSource, (name) => this.message.shape.index[name] !== undefined)
+    return this.cachedUnsigned
+  }
+
   /** Every field as received (text, nested objects for `params` and the like), in a prototype-free object. */
   get fields(): Readonly<Record<string, unknown>> {
     if (this.cachedFields === undefined) {
@@ -61,33 +79,92 @@ export class VerifiedPayment {
  */
 export class Verifier {
   private readonly lookup
+  private readonly sets: CredentialIndex | undefined
   private readonly shapes = new ShapeCache()
   readonly maxBodyBytes: number
   private readonly logger: Logger
 
   constructor(options: VerifyOptions) {
     this.lookup = tokenLookup(options)
+    this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.logger = options.logger ?? silentLogger
     if (!(Number.isInteger(this.maxBodyBytes) && this.maxBodyBytes > 0))
       throw new TypeError('maxBodyBytes must be a positive integer')
   }
 
-  async verify(delivery: RawDelivery): Promise<VerifiedPayment> {
-    const raw = delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined ? await loadBody(delivery, this.maxBodyBytes) : delivery
-    const message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
+  verify(delivery: RawDelivery): Promise<VerifiedPayment> {
+    try {
+      return Promise.resolve(this.verifyNow(delivery))
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+
+  /**
+   * verify() without a promise when none is needed: the body is at hand and the token is known without waiting,
+   * as for nearly every delivery. Throws ReceiverError, or returns a promise that rejects with one.
+   */
+  verifyNow(delivery: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
+    if (delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined)
+      return loadBody(delivery, this.maxBodyBytes).then((raw) => this.verifyRaw(raw))
+    return this.verifyRaw(delivery)
+  }
+
+  private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
+    let message: Message
+    try {
+      message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
+    } catch (error) {
+      throw withQueryHint(raw, error)
+    }
     const checksum = message.text('checksum')
     if (checksum === undefined) throw new ReceiverError('checksum_missing', 'the message has no checksum field')
     if (!CHECKSUM_PATTERN.test(checksum))
       throw new ReceiverError('checksum_malformed', 'the checksum field is not 64 hexadecimal characters')
-    const found = this.lookup(message.text('uid'))
-    const token = typeof found === 'string' ? found : await found
-    const rendering = matchChecksum(message, checksum, token)
-    if (rendering === undefined)
-      throw new ReceiverError('checksum_mismatch', 'the checksum does not match the fields; the message was altered or signed with another Checksum Token')
+    const uid = message.text('uid')
+    let found: string | Promise<string> | undefined
+    try {
+      found = this.lookup(uid)
+    } catch (error) {
+      found = this.tolerated(error)
+    }
+    if (typeof found === 'object')
+      return found.then(
+        (token) => this.authenticate(raw, message, checksum, uid, token),
+        (error: unknown) => this.authenticate(raw, message, checksum, uid, this.tolerated(error)),
+      )
+    return this.authenticate(raw, message, checksum, uid, found)
+  }
+
+  /** Several sets and a uid that names none: every set's token is tried (in authenticate) before unknown_uid. */
+  private tolerated(error: unknown): undefined {
+    if (this.sets?.fallback === undefined || !(error instanceof ReceiverError && error.code === 'unknown_uid')) throw error
+    return undefined
+  }
+
+  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
+    const rendering = token === undefined ? undefined : matchChecksum(message, checksum, token)
+    if (rendering === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
-    return validateAndClassify(message, rendering, 'signed message')
+    const verified = validateAndClassify(message, rendering, 'signed message')
+    if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
+    if (raw.query) verified.unsignedSource = queryBesideBody(raw)
+    return verified
+  }
+
+  /** Off the ordinary path: another credential set, or the merchant's own query parameters before the fields. */
+  private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
+    if (token !== undefined && !raw.query) throw mismatchError()
+    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, token, sets: this.sets })
+    if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
+    if (recovered.credential?.by === 'checksum')
+      this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
+    const verified = validateAndClassify(recovered.message, recovered.rendering, 'signed message')
+    verified.credential = recovered.credential
+    verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
+    return verified
   }
 }
 

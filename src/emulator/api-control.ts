@@ -5,6 +5,7 @@ import { type Context, type Reply, type Route, readJson } from './http.js'
 import { bankPagePath } from './pages.js'
 import { listRecord } from './records.js'
 import type { CompletionOutcome, PaymentRecord } from './state.js'
+import { warningJson } from './warnings.js'
 
 /**
  * The control API under /__emulator/, for tests: no authentication, because the emulator listens on loopback
@@ -23,6 +24,8 @@ function describe(context: Context, record: PaymentRecord): Record<string, unkno
     buyer_bank_code: record.buyerBankCode,
     // Where a test (or a browser) starts the hosted journey for this payment.
     payment_page_url: `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`,
+    // What was tolerated for this payment outside strict mode (docs/emulator.md).
+    warnings: context.state.warnings.list(record.exchangeNumber).map((warning) => warning.message),
   }
 }
 
@@ -117,6 +120,13 @@ export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
     { method: 'POST', path: '/payments/:exchange_number/redeliver', handler: (context) => redeliver(context, deliverer) },
     { method: 'GET', path: '/deliveries', handler: (context) => deliveries(context, deliverer) },
     { method: 'GET', path: '/deliveries/:id', handler: (context) => delivery(context, deliverer) },
+    {
+      method: 'GET',
+      path: '/warnings',
+      handler: (context) => ({
+        json: { strict: context.state.strict, warnings: context.state.warnings.list(context.url.searchParams.get('exchange_number')).map(warningJson) },
+      }),
+    },
     { method: 'GET', path: '/faults', handler: () => ({ json: faultsJson(deliverer.faults) }) },
     { method: 'POST', path: '/faults', handler: (context) => setFaults(context, deliverer) },
     { method: 'POST', path: '/banks/:model/:code', handler: setBankStatus },

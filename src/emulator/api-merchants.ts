@@ -2,11 +2,14 @@ import { timingSafeEqual } from 'node:crypto'
 import { ApiError } from './errors.js'
 import { basicPrincipal, type Context, type Reply, type Route, readForm } from './http.js'
 
-/** One message for every failure, as the spec words it: nothing tells which of the three secrets was wrong. */
-const INVALID = 'The token is invalid or expired'
+/**
+ * One message for every failure, word for word the service's own (its documentation's example answer, see
+ * docs/emulator.md): nothing tells which of the three secrets was wrong.
+ */
+export const INVALID_CREDENTIALS = 'Unauthorized. Invalid or expired token.'
 
 function invalid(): ApiError {
-  return new ApiError(401, 'unauthorized', INVALID, undefined, { 'www-authenticate': 'Basic realm="api", charset="UTF-8"' })
+  return new ApiError(401, 'unauthorized', INVALID_CREDENTIALS, undefined, { 'www-authenticate': 'Basic realm="api", charset="UTF-8"' })
 }
 
 async function validate(context: Context): Promise<Reply> {

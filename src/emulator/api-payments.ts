@@ -5,14 +5,14 @@ import { ApiError, type FieldErrors, invalidParameters } from './errors.js'
 import { type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
 import { bankPagePath, paymentCreatedPage } from './pages.js'
 import type { Model, NewPayment } from './state.js'
-import { amount, check, checkNested, email, httpUrl, oneLine, oneOf, phone } from './validation.js'
+import { buyerPhone, type Notes, partnerOf, requireUidWithPartner, transactionAmount } from './tolerance.js'
+import { check, checkNested, email, httpUrl, oneLine, oneOf } from './validation.js'
 
+/** buyer_phone and transaction_amount are read by tolerance.ts, strictly or as the real service takes them. */
 const REQUIRED = {
   order_number: oneLine(50),
   buyer_name: oneLine(100),
   buyer_email: email,
-  buyer_phone: phone,
-  transaction_amount: amount,
   product_description: oneLine(255),
   checksum: (value: string) => (/^[0-9a-fA-F]{64}$/.test(value) ? undefined : 'must be 64 hexadecimal characters'),
 }
@@ -42,22 +42,18 @@ function sameHex(a: string, b: string): boolean {
 
 /**
  * Which merchant pays, by the Auth Token in `token`. The merchant variant may also send `uid` (the shop
- * examples do); it must then be the token's own API UID. The partner variant must send it.
+ * examples do); it must then be the token's own API UID. Strict mode wants `uid` with `partner_uid`;
+ * otherwise partner_uid without uid, or equal to the merchant's own uid, is taken (tolerance.ts).
  */
-function identify(context: Context, form: FormBody): { merchant: Merchant; credential: CredentialSet; partnerUid: string | null } {
+function identify(context: Context, form: FormBody, notes: Notes): { merchant: Merchant; credential: CredentialSet; partnerUid: string | null } {
   const token = form.fields.get('token') ?? ''
   const found = token === '' ? undefined : context.state.merchantByAuthToken(token)
   if (found === undefined) throw invalidToken(token === '' ? 'the token field (Auth Token) is required' : 'the token is invalid or expired')
   const uid = form.fields.get('uid') ?? ''
   const partnerUid = form.fields.get('partner_uid') ?? ''
-  if (partnerUid !== '' && uid === '') throw invalidParameters({ uid: 'is required with partner_uid' })
+  requireUidWithPartner(context.state.strict, uid, partnerUid)
   if (uid !== '' && uid !== found.credential.uid) throw invalidToken('uid and token belong to different credential sets')
-  if (partnerUid !== '') {
-    const partner = context.state.partnerByPartnerUid(partnerUid)
-    if (partner === undefined || !partner.merchantIds.includes(found.merchant.id))
-      throw new ApiError(403, 'partner_not_authorized', 'this partner_uid may not create payments for this merchant')
-  }
-  return { ...found, partnerUid: partnerUid === '' ? null : partnerUid }
+  return { ...found, partnerUid: partnerOf(context.state, found.merchant, found.credential, partnerUid, uid !== '', notes) }
 }
 
 function optional(form: FormBody, name: string): string | null {
@@ -80,20 +76,25 @@ function checkBank(context: Context, merchant: Merchant, model: Model, bankCode:
 
 async function createPayment(context: Context): Promise<Reply> {
   const form = await readForm(context.req)
-  const { merchant, credential, partnerUid } = identify(context, form)
+  const strict = context.state.strict
+  const notes: Notes = []
+  const { merchant, credential, partnerUid } = identify(context, form, notes)
   const problems = check(form.fields, REQUIRED, OPTIONAL)
+  const buyerPhoneText = buyerPhone(form.fields.get('buyer_phone'), strict, true, problems, notes)
+  const amountText = transactionAmount(form.fields.get('transaction_amount'), strict, problems, notes)
   checkNested(form.nested, problems)
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
   const text = (name: keyof typeof REQUIRED) => form.fields.get(name) as string
+  // Signed as sent: a shop that sends 200 signs 200, even though the payment is recorded as 200.00.
   const signed = {
     buyer_email: text('buyer_email'),
     buyer_name: text('buyer_name'),
-    buyer_phone: text('buyer_phone'),
+    buyer_phone: buyerPhoneText,
     callback_url: optional(form, 'callback_url'),
     order_number: text('order_number'),
     product_description: text('product_description'),
     redirect_url: optional(form, 'redirect_url'),
-    transaction_amount: text('transaction_amount'),
+    transaction_amount: form.fields.get('transaction_amount') as string,
     uid: credential.uid,
   }
   if (!sameHex(requestChecksum(signed, credential.checksumToken), text('checksum')))
@@ -110,7 +111,7 @@ async function createPayment(context: Context): Promise<Reply> {
     buyerName: signed.buyer_name,
     buyerEmail: signed.buyer_email,
     buyerPhone: signed.buyer_phone,
-    transactionAmount: signed.transaction_amount,
+    transactionAmount: amountText as string,
     productDescription: signed.product_description,
     callbackUrl: signed.callback_url,
     redirectUrl: signed.redirect_url,
@@ -126,6 +127,7 @@ async function createPayment(context: Context): Promise<Reply> {
     clientIp: context.clientIp,
   }
   const record = context.state.addPayment(input)
+  context.state.warnings.add('request', 'POST /v1/payments', record.exchangeNumber, notes)
   const bankPageUrl = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
   return { status: 200, html: paymentCreatedPage(record, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
 }

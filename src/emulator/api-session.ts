@@ -2,18 +2,22 @@ import { escapeHtml, htmlPage } from '../receiver/html.js'
 import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
 import { basicAuth, type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
-import { randomDigits, newSlug } from './ids.js'
+import { randomDigits } from './ids.js'
 import { bankPagePath } from './pages.js'
 import { mytIso } from './records.js'
 import type { PaymentSession } from './state.js'
-import { amount, check, checkNested, email, httpUrl, oneLine, oneOf, phone, type Rule } from './validation.js'
+import { buyerPhone, type Notes, partnerOf, transactionAmount } from './tolerance.js'
+import { check, checkNested, email, httpUrl, oneLine, oneOf, type Rule } from './validation.js'
 
 /**
  * Payment sessions (beta): POST {base}/apis/payments with Basic auth answers a hosted form address; the buyer
  * fills in what the merchant did not send, and the form creates the payment and goes on to bank selection.
  */
-const BUYER_RULES = { buyer_name: oneLine(100), buyer_email: email, buyer_phone: phone } satisfies Record<string, Rule>
+const BUYER_RULES = { buyer_name: oneLine(100), buyer_email: email } satisfies Record<string, Rule>
+type BuyerField = keyof typeof BUYER_RULES | 'buyer_phone'
+const BUYER_FIELDS: readonly BuyerField[] = ['buyer_name', 'buyer_email', 'buyer_phone']
 
+/** buyer_phone and transaction_amount are read by tolerance.ts, strictly or as the real service takes them. */
 const OPTIONAL: Record<string, Rule> = {
   ...BUYER_RULES,
   order_number: oneLine(50),
@@ -26,10 +30,10 @@ const OPTIONAL: Record<string, Rule> = {
   currency: oneOf('MYR', 'USD'),
 }
 
-const BUYER_LABELS: Record<keyof typeof BUYER_RULES, [string, string]> = {
+const BUYER_LABELS: Record<BuyerField, [string, string]> = {
   buyer_name: ['Full name', 'text'],
   buyer_email: ['E-mail address', 'email'],
-  buyer_phone: ['Phone number (with +country code)', 'tel'],
+  buyer_phone: ['Phone number', 'tel'],
 }
 
 function optional(form: FormBody, name: string): string | null {
@@ -78,17 +82,15 @@ async function createSession(context: Context): Promise<Reply> {
   if (principal.kind !== 'merchant')
     throw new ApiError(403, 'partner_not_authorized', "use the merchant's API UID and Auth Token, with partner_uid to act as its partner")
   const form = await readForm(context.req)
-  const problems = check(form.fields, { transaction_amount: amount }, OPTIONAL)
+  const strict = context.state.strict
+  const notes: Notes = []
+  const problems = check(form.fields, {}, OPTIONAL)
+  const original = transactionAmount(form.fields.get('transaction_amount'), strict, problems, notes) as string
+  const phone = buyerPhone(form.fields.get('buyer_phone'), strict, false, problems, notes)
   checkNested(form.nested, problems)
   for (const name of form.nested.keys()) if (name !== 'params') problems[name] = 'only params is taken by payment sessions'
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
-  const partnerUid = optional(form, 'partner_uid')
-  if (partnerUid !== null) {
-    const partner = context.state.partnerByPartnerUid(partnerUid)
-    if (partner === undefined || !partner.merchantIds.includes(principal.merchant.id))
-      throw new ApiError(403, 'partner_not_authorized', 'this partner_uid may not create payments for this merchant')
-  }
-  const original = form.fields.get('transaction_amount') as string
+  const partnerUid = partnerOf(context.state, principal.merchant, principal.credential, form.fields.get('partner_uid') ?? '', true, notes)
   const currency = optional(form, 'currency') === 'USD' ? 'USD' : 'MYR'
   const myr = currency === 'USD' ? convertToMyr(original, context.state.setup.usdToMyrRate ?? DEFAULT_USD_TO_MYR_RATE) : original
   if (myr === '0.00') throw invalidParameters({ transaction_amount: 'converts to 0.00 MYR' })
@@ -96,18 +98,18 @@ async function createSession(context: Context): Promise<Reply> {
   const params = form.nested.get('params')
   const now = context.state.now().toISOString()
   const session: PaymentSession = {
-    slug: newSlug(),
+    slug: context.state.newSessionSlug(),
     merchantId: principal.merchant.id,
     credentialUid: principal.credential.uid,
     partnerUid,
     orderNumber,
     buyerName: optional(form, 'buyer_name'),
     buyerEmail: optional(form, 'buyer_email'),
-    buyerPhone: optional(form, 'buyer_phone'),
+    buyerPhone: phone === '' ? null : phone,
     transactionAmount: myr,
     currency,
     currencyAmount: original,
-    productDescription: optional(form, 'product_description') ?? `Payment for order ${orderNumber}`,
+    productDescription: optional(form, 'product_description') ?? `Payment for order no. ${orderNumber}`,
     callbackUrl: optional(form, 'callback_url'),
     redirectUrl: optional(form, 'redirect_url'),
     cancelUrl: optional(form, 'cancel_url'),
@@ -118,6 +120,7 @@ async function createSession(context: Context): Promise<Reply> {
     attempts: [],
   }
   context.state.addSession(session)
+  context.state.warnings.add('request', 'POST /apis/payments', null, notes.map((note) => `${note} (payment session ${session.slug})`))
   return { json: sessionView(session, context.state.baseUrl) }
 }
 
@@ -131,9 +134,9 @@ function paid(context: Context, session: PaymentSession): boolean {
   return session.attempts.some((exchangeNumber) => context.state.payment(exchangeNumber)?.paymentStatus === true)
 }
 
-function missingBuyerFields(session: PaymentSession): (keyof typeof BUYER_RULES)[] {
+function missingBuyerFields(session: PaymentSession): BuyerField[] {
   const given = { buyer_name: session.buyerName, buyer_email: session.buyerEmail, buyer_phone: session.buyerPhone }
-  return (Object.keys(BUYER_RULES) as (keyof typeof BUYER_RULES)[]).filter((name) => given[name] === null)
+  return BUYER_FIELDS.filter((name) => given[name] === null)
 }
 
 function sessionPage(context: Context, session: PaymentSession, problems: Record<string, string> = {}, entered: FormBody['fields'] = new Map()): string {
@@ -171,8 +174,11 @@ async function submitSession(context: Context): Promise<Reply> {
   const form = await readForm(context.req)
   if (paid(context, session)) throw new ApiError(409, 'conflict', 'this payment session is already paid')
   const missing = missingBuyerFields(session)
-  const rules = Object.fromEntries(missing.map((name) => [name, BUYER_RULES[name]]))
+  const rules = Object.fromEntries(missing.filter((name) => name !== 'buyer_phone').map((name) => [name, BUYER_RULES[name as keyof typeof BUYER_RULES]]))
   const problems = check(form.fields, rules, {})
+  const notes: Notes = []
+  // The buyer types the phone the way people do; only strict mode insists on +60... (the form asks for it).
+  const phone = missing.includes('buyer_phone') ? buyerPhone(form.fields.get('buyer_phone'), context.state.strict, true, problems, notes) : session.buyerPhone
   if (Object.keys(problems).length > 0) return { status: 422, html: sessionPage(context, session, problems, form.fields) }
   const value = (name: keyof typeof BUYER_RULES, given: string | null) => given ?? (form.fields.get(name) as string)
   const record = context.state.addPayment({
@@ -182,7 +188,7 @@ async function submitSession(context: Context): Promise<Reply> {
     orderNumber: session.orderNumber,
     buyerName: value('buyer_name', session.buyerName),
     buyerEmail: value('buyer_email', session.buyerEmail),
-    buyerPhone: value('buyer_phone', session.buyerPhone),
+    buyerPhone: phone ?? '',
     transactionAmount: session.transactionAmount,
     productDescription: session.productDescription,
     callbackUrl: session.callbackUrl,
@@ -198,6 +204,7 @@ async function submitSession(context: Context): Promise<Reply> {
     billingAddress: null,
     clientIp: context.clientIp,
   })
+  context.state.warnings.add('request', `POST /apis/${session.slug}/payment_session`, record.exchangeNumber, notes)
   session.attempts.push(record.exchangeNumber)
   session.updatedAt = context.state.now().toISOString()
   context.state.changed()

@@ -50,6 +50,19 @@ export const emulatorConfigSchema = z.object({
   includeTokenInResults: z.boolean().optional(),
   /** MYR per USD for payment sessions in USD (the spec's "current rate"; the emulator's is fixed). */
   usdToMyrRate: z.number().positive().optional(),
+  /** Refuse what the real service is seen to accept but the spec's strict reading does not (docs/emulator.md). */
+  strict: z.boolean().optional(),
+  /** Callback delivery; `startEmulator({ delivery })` options override these. */
+  delivery: z
+    .strictObject({
+      attempts: z.int().min(1).max(100).optional(),
+      initialDelayMs: z.int().min(0).optional(),
+      maxDelayMs: z.int().min(0).optional(),
+      timeoutMs: z.int().min(1).optional(),
+      callbackTransport: z.enum(['body', 'query', 'both']).optional(),
+      redirectCountsAsDelivered: z.boolean().optional(),
+    })
+    .optional(),
 })
 
 export type EmulatorConfig = z.input<typeof emulatorConfigSchema>
@@ -142,7 +155,6 @@ const DEFAULT_B2C_BANKS: ReadonlyArray<z.input<typeof bankSchema>> = [
   { code: 'MB2U0227', name: 'Maybank2U' },
   { code: 'PBB0233', name: 'Public Bank' },
   { code: 'RHB0218', name: 'RHB Bank' },
-  { code: 'TEST0021', name: 'SBI Bank A' },
   { code: 'UOB0226', name: 'UOB Bank', status: 'offline' },
 ]
 
@@ -151,8 +163,17 @@ const DEFAULT_B2B1_BANKS: ReadonlyArray<z.input<typeof bankSchema>> = [
   { code: 'AMBB0208', name: 'AmBank BizRenew' },
   { code: 'BCBB0235', name: 'CIMB BizChannel' },
   { code: 'MBB0228', name: 'Maybank2E' },
-  { code: 'TEST0021', name: 'SBI Bank A' },
   { code: 'RHB0218', name: 'RHB Reflex', status: 'offline' },
+]
+
+/**
+ * The FPX test banks the service's sandbox lists (mode staging) besides the real ones, in both models; a
+ * production-mode emulator leaves them out.
+ */
+const SANDBOX_BANKS: ReadonlyArray<z.input<typeof bankSchema>> = [
+  { code: 'TEST0021', name: 'SBI Bank A' },
+  { code: 'TEST0022', name: 'SBI Bank B' },
+  { code: 'TEST0023', name: 'SBI Bank C' },
 ]
 
 /** A plausible recent rate; tests that care set their own. */
@@ -176,6 +197,8 @@ export function resolveConfig(input: EmulatorConfig = {}): Setup {
   const parsed = emulatorConfigSchema.safeParse(input)
   if (!parsed.success) throw new TypeError(`invalid emulator configuration: ${z.prettifyError(parsed.error)}`)
   const config = parsed.data
+  const mode = config.mode ?? 'staging'
+  const withSandbox = (list: ReadonlyArray<z.input<typeof bankSchema>>) => (mode === 'staging' ? [...list, ...SANDBOX_BANKS] : list)
   const merchants: Merchant[] = (config.merchants ?? [DEMO_MERCHANT]).map((merchant, index) => ({
     id: merchant.id ?? `merchant-${index + 1}`,
     name: merchant.name,
@@ -206,10 +229,10 @@ export function resolveConfig(input: EmulatorConfig = {}): Setup {
   if (new Set(uids).size !== uids.length) throw new TypeError('invalid emulator configuration: two credential sets share an API UID')
   if (new Set(tokens).size !== tokens.length) throw new TypeError('invalid emulator configuration: two credential sets share an Auth Token')
   return {
-    mode: config.mode ?? 'staging',
+    mode,
     merchants,
     partners,
-    banks: { b2c: banks(config.banks?.b2c ?? DEFAULT_B2C_BANKS), b2b1: banks(config.banks?.b2b1 ?? DEFAULT_B2B1_BANKS) },
+    banks: { b2c: banks(config.banks?.b2c ?? withSandbox(DEFAULT_B2C_BANKS)), b2b1: banks(config.banks?.b2b1 ?? withSandbox(DEFAULT_B2B1_BANKS)) },
     includeTokenInResults: config.includeTokenInResults ?? false,
     usdToMyrRate: config.usdToMyrRate ?? DEFAULT_USD_TO_MYR_RATE,
   }

@@ -2,11 +2,12 @@ import { encodeForm } from '../testing.js'
 import type { FieldInput } from '../core/values.js'
 import { type Faults, NO_FAULTS } from './faults.js'
 import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'
+import type { WarningLog } from './warnings.js'
 
 /**
  * Server-to-server result delivery to callback_url, with the retries and the log a merchant needs to see what
  * happened. The spec leaves retry behaviour, time-outs and the expected reply unshown; the emulator retries
- * until a 2xx with exponential backoff (docs/emulator.md).
+ * until the merchant acknowledges (2xx, and 3xx unless strict) with exponential backoff (docs/emulator.md).
  */
 export interface DeliveryOptions {
   /** Attempts per callback, the first included. Default 8. */
@@ -17,6 +18,24 @@ export interface DeliveryOptions {
   maxDelayMs?: number
   /** An attempt that has no answer after this long counts as failed. Default 10 s. */
   timeoutMs?: number
+  /**
+   * Where the signed fields travel: `body` (default) a form-encoded POST body; `query` an empty POST with the
+   * fields appended to callback_url's query string (after its own query, if any); `both` the two at once.
+   */
+  callbackTransport?: CallbackTransport
+  /**
+   * Whether a 3xx answer acknowledges the callback. Default true (WordPress plugins redirect after handling
+   * one), false in strict mode; with false only 2xx does.
+   */
+  redirectCountsAsDelivered?: boolean
+}
+
+export type CallbackTransport = 'body' | 'query' | 'both'
+
+/** How the emulator around the deliverer behaves: strict or not, and where tolerated oddities are reported. */
+export interface DeliveryEnvironment {
+  readonly strict?: boolean
+  readonly warnings?: WarningLog
 }
 
 export type DeliveryReason = 'result' | 'duplicate' | 'redelivery'
@@ -37,7 +56,11 @@ export interface DeliveryAttempt {
 export interface CallbackDelivery {
   readonly id: string
   readonly exchangeNumber: string
+  /** callback_url as the merchant gave it. */
   readonly url: string
+  readonly transport: CallbackTransport
+  /** What was tolerated while delivering (a 3xx taken as acknowledgement), also in the warning log. */
+  readonly warnings: string[]
   readonly fields: Record<string, FieldInput>
   readonly reason: DeliveryReason
   readonly createdAt: string
@@ -55,6 +78,18 @@ function reasonOf(error: unknown): string {
   return typeof code === 'string' ? code : (error.cause instanceof Error ? error.cause.message : error.message)
 }
 
+/**
+ * The address posted to: callback_url itself, or with the encoded fields appended to its query, after the
+ * merchant's own parameters (kept exactly as given) and before any fragment.
+ */
+export function callbackRequestUrl(url: string, transport: CallbackTransport, encoded: string): string {
+  if (transport === 'body' || encoded === '') return url
+  const hash = url.indexOf('#')
+  const [base, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)]
+  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&'
+  return `${base}${separator}${encoded}${fragment}`
+}
+
 /** The wait after failed attempt `number` (1-based): initial, then doubling, capped. */
 export function retryDelayMs(number: number, initialDelayMs: number, maxDelayMs: number): number {
   return Math.min(maxDelayMs, initialDelayMs * 2 ** (number - 1))
@@ -67,6 +102,9 @@ export class CallbackDeliverer {
   private readonly initialDelayMs: number
   private readonly maxDelayMs: number
   private readonly timeoutMs: number
+  private readonly transport: CallbackTransport
+  private readonly redirectCountsAsDelivered: boolean
+  private readonly warnings: WarningLog | undefined
   private readonly timers = new Set<NodeJS.Timeout>()
   private readonly inFlight = new Set<Promise<void>>()
   private controller = new AbortController()
@@ -76,11 +114,14 @@ export class CallbackDeliverer {
   private readonly followers = new Map<string, CallbackDelivery>()
   private nextId = 1
 
-  constructor(options: DeliveryOptions = {}) {
+  constructor(options: DeliveryOptions = {}, environment: DeliveryEnvironment = {}) {
     this.attempts = Math.max(1, options.attempts ?? 8)
     this.initialDelayMs = Math.max(0, options.initialDelayMs ?? 1000)
     this.maxDelayMs = Math.max(this.initialDelayMs, options.maxDelayMs ?? 5 * 60_000)
     this.timeoutMs = Math.max(1, options.timeoutMs ?? 10_000)
+    this.transport = options.callbackTransport ?? 'body'
+    this.redirectCountsAsDelivered = options.redirectCountsAsDelivered ?? environment.strict !== true
+    this.warnings = environment.warnings
   }
 
   find(id: string): CallbackDelivery | undefined {
@@ -115,6 +156,8 @@ export class CallbackDeliverer {
       id: `dlv_${this.nextId++}`,
       exchangeNumber: record.exchangeNumber,
       url: record.callbackUrl ?? '',
+      transport: this.transport,
+      warnings: [],
       fields,
       reason,
       createdAt: new Date().toISOString(),
@@ -148,12 +191,13 @@ export class CallbackDeliverer {
     let status: number | null = null
     let error: string | null = null
     let answer: string | null = null
+    const encoded = encodeForm(delivery.fields)
     try {
-      const response = await fetch(delivery.url, {
+      const response = await fetch(callbackRequestUrl(delivery.url, delivery.transport, encoded), {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', 'user-agent': 'fpx-collect-emulator' },
-        body: encodeForm(delivery.fields),
-        // A redirect is not an acknowledgement: the service would not re-post the fields elsewhere.
+        body: delivery.transport === 'query' ? '' : encoded,
+        // Never followed: the service would not re-post the fields elsewhere; whether a 3xx acknowledges is below.
         redirect: 'manual',
         signal: AbortSignal.any([this.controller.signal, AbortSignal.timeout(this.timeoutMs)]),
       })
@@ -167,8 +211,16 @@ export class CallbackDeliverer {
     const number = delivery.attempts.length + 1
     delivery.attempts.push({ number, startedAt, durationMs: Math.round(performance.now() - started), status, error, answer })
     if (status !== null && status >= 200 && status < 300) this.settle(delivery, 'delivered')
-    else if (number >= this.attempts) this.settle(delivery, 'failed')
+    else if (status !== null && status >= 300 && status < 400 && this.redirectCountsAsDelivered) {
+      this.warn(delivery, `callback_url answered ${status} (a redirect); counted as delivered, as 2xx would be`)
+      this.settle(delivery, 'delivered')
+    } else if (number >= this.attempts) this.settle(delivery, 'failed')
     else this.schedule(delivery, retryDelayMs(number, this.initialDelayMs, this.maxDelayMs))
+  }
+
+  private warn(delivery: CallbackDelivery, message: string): void {
+    delivery.warnings.push(message)
+    this.warnings?.add('delivery', `callback ${delivery.id}`, delivery.exchangeNumber, [message])
   }
 
   private settle(delivery: CallbackDelivery, state: 'delivered' | 'failed'): void {
@@ -216,6 +268,7 @@ export function deliveryJson(delivery: CallbackDelivery): Record<string, unknown
     id: delivery.id,
     exchange_number: delivery.exchangeNumber,
     callback_url: delivery.url,
+    transport: delivery.transport,
     reason: delivery.reason,
     state: delivery.state,
     fpx_debit_auth_code: delivery.fields.fpx_debit_auth_code ?? null,
@@ -229,6 +282,7 @@ export function deliveryJson(delivery: CallbackDelivery): Record<string, unknown
       error: attempt.error,
       answer: attempt.answer,
     })),
+    warnings: delivery.warnings,
     fields: delivery.fields,
   }
 }

@@ -1,11 +1,21 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingHttpHeaders } from 'node:http'
+import { ReceiverError } from '../core/errors.js'
+import { decodeForm } from '../core/form.js'
 import { ApiError, type FieldErrors, invalidParameters, unauthorized } from './errors.js'
 import type { EmulatorState, Principal } from './state.js'
 
 export const MAX_BODY_BYTES = 64 * 1024
 
+/** What handlers read of a request: its headers and the body the server collected (a string, or none). */
+export interface EmulatorRequest {
+  readonly method: string
+  readonly headers: IncomingHttpHeaders
+  readonly body?: unknown
+}
+
 export interface Context {
-  readonly req: IncomingMessage
+  readonly req: EmulatorRequest
+  /** The request's URL; outside strict mode a query name with an empty value (`?status=`) is left out: no filter. */
   readonly url: URL
   readonly params: Readonly<Record<string, string>>
   readonly state: EmulatorState
@@ -27,19 +37,13 @@ export interface Route {
   readonly handler: Handler
 }
 
-export async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length
-    if (size > MAX_BODY_BYTES) throw new ApiError(413, 'body_too_large', `the request body is larger than ${MAX_BODY_BYTES} bytes`)
-    chunks.push(chunk)
-  }
-  return Buffer.concat(chunks).toString('utf8')
+function mediaType(req: EmulatorRequest): string {
+  return (req.headers['content-type'] ?? '').replace(/;.*$/s, '').trim().toLowerCase()
 }
 
-function mediaType(req: IncomingMessage): string {
-  return (req.headers['content-type'] ?? '').replace(/;.*$/s, '').trim().toLowerCase()
+/** The body as the server read it (at most MAX_BODY_BYTES); none for a request without one. */
+function bodyText(req: EmulatorRequest): string {
+  return typeof req.body === 'string' ? req.body : ''
 }
 
 export interface FormBody {
@@ -49,30 +53,43 @@ export interface FormBody {
   readonly nested: Map<string, Map<string, string>>
 }
 
+/** The core's form parser, with its encoding errors answered 400 like a malformed path. */
+function decode(text: string): { names: readonly string[]; value: (i: number) => string } {
+  try {
+    const form = decodeForm(text)
+    for (let i = 0; i < form.names.length; i++) form.value(i)
+    return form
+  } catch (error) {
+    if (error instanceof ReceiverError) throw new ApiError(400, 'malformed_request', error.message)
+    throw error
+  }
+}
+
 /** A form-encoded body, as the spec's POST endpoints take. An empty body with no Content-Type is an empty form. */
-export async function readForm(req: IncomingMessage): Promise<FormBody> {
-  const text = await readBody(req)
+export async function readForm(req: EmulatorRequest): Promise<FormBody> {
+  const text = bodyText(req)
   const type = mediaType(req)
   if (type !== 'application/x-www-form-urlencoded' && !(type === '' && text === ''))
     throw new ApiError(415, 'unsupported_media_type', 'send the fields form-encoded (application/x-www-form-urlencoded)')
   const fields = new Map<string, string>()
   const nested = new Map<string, Map<string, string>>()
   const problems: FieldErrors = {}
-  for (const [name, value] of new URLSearchParams(text)) {
+  const form = decode(text)
+  form.names.forEach((name, i) => {
     const [, outer, inner] = /^([a-z_]+)\[([A-Za-z0-9_]+)\]$/.exec(name) ?? []
     const target = outer === undefined ? fields : (nested.get(outer) ?? new Map<string, string>())
     const key = inner ?? name
     if (outer !== undefined) nested.set(outer, target)
     if (target.has(key)) problems[name] = 'sent more than once'
-    target.set(key, value)
-  }
+    target.set(key, form.value(i))
+  })
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
   return { fields, nested }
 }
 
 /** A JSON body for the control API; an empty body is an empty object. */
-export async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const text = await readBody(req)
+export async function readJson(req: EmulatorRequest): Promise<Record<string, unknown>> {
+  const text = bodyText(req)
   if (text.trim() === '') return {}
   if (mediaType(req) !== 'application/json') throw new ApiError(415, 'unsupported_media_type', 'send JSON (application/json)')
   let value: unknown
@@ -99,50 +116,4 @@ export function basicAuth(context: Context): Principal {
   const principal = basicPrincipal(context)
   if (principal === undefined) throw unauthorized()
   return principal
-}
-
-export interface CompiledRoute extends Route {
-  readonly pattern: RegExp
-  readonly names: readonly string[]
-}
-
-export function compile(routes: readonly Route[]): CompiledRoute[] {
-  return routes.map((route) => {
-    const names: string[] = []
-    const source = route.path
-      .split('/')
-      .map((segment) => {
-        if (!segment.startsWith(':')) return segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
-        names.push(segment.slice(1))
-        return '([^/]+)'
-      })
-      .join('/')
-    return { ...route, pattern: new RegExp(`^${source}$`), names }
-  })
-}
-
-/** The route for a path, or why there is none: 404 for an unknown path, 405 (with Allow) for a wrong method. */
-export function match(routes: readonly CompiledRoute[], method: string, path: string): { route: CompiledRoute; params: Record<string, string> } {
-  const allowed: string[] = []
-  for (const route of routes) {
-    const found = route.pattern.exec(path)
-    if (found === null) continue
-    if (route.method !== method && !(method === 'HEAD' && route.method === 'GET')) {
-      allowed.push(route.method)
-      continue
-    }
-    const params: Record<string, string> = {}
-    let valid = true
-    route.names.forEach((name, index) => {
-      try {
-        params[name] = decodeURIComponent(found[index + 1] ?? '')
-      } catch {
-        valid = false
-      }
-    })
-    if (!valid) throw new ApiError(400, 'malformed_request', 'the path has invalid percent-encoding')
-    return { route, params }
-  }
-  if (allowed.length > 0) throw new ApiError(405, 'method_not_allowed', `use ${allowed.join(' or ')}`, undefined, { allow: allowed.join(', ') })
-  throw new ApiError(404, 'not_found', `no endpoint ${method} ${path}`)
 }

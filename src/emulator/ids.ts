@@ -3,7 +3,11 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto'
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ'
 const ALPHANUMERIC = `${LETTERS}abcdefghijklmnopqrstuvwxyz0123456789`
 
-/** The service's reference numbers (merchant_reference_number, exchange_number): five capital letters, ten digits. */
+/**
+ * The service's reference numbers (exchange_number, equal to merchant_reference_number) and payment-session
+ * slugs: five capital letters and the 10-digit Unix time in seconds, as in its documentation's
+ * `ULDYE1656661277` and `GSHJD1664332374` (docs/emulator.md).
+ */
 export const REFERENCE_PATTERN = /^[A-Z]{5}\d{10}$/
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const AUTH_TOKEN_PATTERN = /^[A-Za-z0-9]{20}$/
@@ -19,8 +23,22 @@ export function randomDigits(count: number): string {
   return pick('0123456789', count)
 }
 
-export function referenceNumber(): string {
-  return pick(LETTERS, 5) + randomDigits(10)
+/** Five random capital letters and `at` in Unix seconds (zero-padded to ten digits). */
+export function referenceNumber(at: Date): string {
+  return pick(LETTERS, 5) + String(Math.max(0, Math.floor(at.getTime() / 1000))).padStart(10, '0').slice(-10)
+}
+
+/**
+ * A reference for `at` that `taken` does not know yet. Within one second 26^5 (11.8 million) letter
+ * combinations remain, so a collision only costs another draw; the bound turns a clock stuck on a full second
+ * into an error instead of a hang.
+ */
+export function uniqueReference(at: Date, taken: (value: string) => boolean): string {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const value = referenceNumber(at)
+    if (!taken(value)) return value
+  }
+  throw new Error('no unused reference number left for this second')
 }
 
 export function newUid(): string {
@@ -37,9 +55,4 @@ export function newChecksumToken(): string {
 
 export function newPartnerUid(): string {
   return `partner-${randomBytes(6).toString('hex')}`
-}
-
-/** Session slugs and other opaque identifiers that end up in URLs. */
-export function newSlug(): string {
-  return randomBytes(12).toString('base64url')
 }

@@ -4,8 +4,9 @@ import { messageChecksum } from '../core/checksum.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
 import { ApiError } from './errors.js'
-import { randomDigits, referenceNumber } from './ids.js'
+import { randomDigits, uniqueReference } from './ids.js'
 import { type BankResult, fpxTime, type Model, type PaymentRecord, type PaymentSession, type RecordContext, resultFieldsOf } from './records.js'
+import { WarningLog } from './warnings.js'
 
 export type { BankResult, Model, PaymentRecord, PaymentSession } from './records.js'
 
@@ -50,6 +51,12 @@ export class EmulatorState {
   sessions: PaymentSession[] = []
   /** The running server's {base_url}; the addresses in records and results are built from it. */
   baseUrl = ''
+  /**
+   * Strict mode refuses what the spec's strict reading refuses; otherwise what the real service is seen to
+   * accept is accepted with a warning in `warnings` (docs/emulator.md).
+   */
+  strict = false
+  readonly warnings = new WarningLog()
   private nextPaymentId = FIRST_PAYMENT_ID
   private readonly seed: Setup
 
@@ -107,12 +114,15 @@ export class EmulatorState {
   }
 
   addPayment(input: NewPayment): PaymentRecord {
+    const now = this.now()
+    // The service issues one reference and answers it as both exchange_number and merchant_reference_number.
+    const reference = uniqueReference(now, (value) => this.payments.some((p) => p.exchangeNumber === value || p.merchantReferenceNumber === value))
     const record: PaymentRecord = {
       ...input,
       paymentId: this.nextPaymentId++,
-      exchangeNumber: this.unusedReference((value) => this.payment(value) !== undefined),
-      merchantReferenceNumber: this.unusedReference((value) => this.payments.some((p) => p.merchantReferenceNumber === value)),
-      createdAt: this.now().toISOString(),
+      exchangeNumber: reference,
+      merchantReferenceNumber: reference,
+      createdAt: now.toISOString(),
       paymentStatus: false,
       paymentStage: 'payment_pending',
       bank: null,
@@ -122,11 +132,9 @@ export class EmulatorState {
     return record
   }
 
-  private unusedReference(taken: (value: string) => boolean): string {
-    for (;;) {
-      const value = referenceNumber()
-      if (!taken(value)) return value
-    }
+  /** A payment-session slug in the service's form (five capital letters and Unix seconds), unused so far. */
+  newSessionSlug(): string {
+    return uniqueReference(this.now(), (value) => this.sessions.some((session) => session.slug === value))
   }
 
   /**
@@ -204,6 +212,7 @@ export class EmulatorState {
     this.payments = []
     this.sessions = []
     this.nextPaymentId = FIRST_PAYMENT_ID
+    this.warnings.clear()
     this.onChange(this)
   }
 

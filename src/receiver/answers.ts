@@ -47,11 +47,10 @@ const EXPLANATIONS: Record<PaymentState, string> = {
 }
 
 function resultPage(payment: Payment): HttpAnswer {
-  const rows: [string, string][] = [
-    ['Order', payment.orderNumber],
-    ['Amount', `RM ${(payment.amountSen / 100).toFixed(2)}`],
-    ['Reference', payment.merchantReferenceNumber ?? payment.exchangeNumber],
-  ]
+  const rows: [string, string][] = [['Order', payment.orderNumber]]
+  // A minimal redirect may carry no amount: then the page shows none rather than a made-up one.
+  if (payment.amountSen !== undefined) rows.push(['Amount', `RM ${(payment.amountSen / 100).toFixed(2)}`])
+  rows.push(['Reference', payment.merchantReferenceNumber ?? payment.exchangeNumber])
   if (payment.failureCode !== null) rows.push(['Bank code', payment.failureCode])
   const list = rows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join('')
   const receipt =

@@ -3,10 +3,11 @@ import type { RawDelivery } from '../core/body.js'
 import { ReceiverError, type ReceiverErrorCode } from '../core/errors.js'
 import { silentLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory.js'
+import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
-import type { LeaseRef, ReceiverStore } from '../stores/store.js'
+import type { ClaimRequest, LeaseRef, ReceiverStore } from '../stores/store.js'
 import { trustedPayment } from '../core/trusted.js'
 import { type AcceptingInbox, createInbox, disabledInbox, type InboxOptions, type ReceiverInbox } from '../inbox/inbox.js'
 import { handlerFailures } from './failures.js'
@@ -37,6 +38,13 @@ export interface PaymentEvent<TTransaction = undefined> {
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`): not signed, never in `fields`. Empty when
+   * there are none, and for results read over the API.
+   */
+  readonly unsignedQuery: Readonly<Record<string, string>>
+  /** With `credentials`: which configured set's Checksum Token matched, and how it was chosen; else undefined. */
+  readonly credential: MatchedCredential | undefined
   /**
    * With a transactional store: the database client inside the open transaction that holds the claim. Writes
    * made through it commit together with the completion when the handlers return, and roll back when one throws.
@@ -102,27 +110,98 @@ export interface Receiver<TTransaction = undefined> {
  */
 export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>
 
+const HANDLED: Record<PaymentEventName, string> = {
+  'payment.pending': 'handled payment.pending',
+  'payment.succeeded': 'handled payment.succeeded',
+  'payment.failed': 'handled payment.failed',
+}
+
 const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   pending: 'payment.pending',
   succeeded: 'payment.succeeded',
   failed: 'payment.failed',
 }
 
-/** The typed payment is built only if someone reads it: most answers go out without anyone looking. */
-function withPayment(response: ReceiverResponse, verified: VerifiedPayment | undefined): ReceiverResponse {
-  if (verified !== undefined) Object.defineProperty(response, 'payment', { get: () => verified.payment, enumerable: true })
-  return response
+/**
+ * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
+ * class and the typed payment is built only if someone reads it: most answers go out without anyone looking.
+ */
+class Answer implements ReceiverResponse {
+  error?: { code: ReceiverErrorCode; message: string }
+  readonly #verified: VerifiedPayment | undefined
+
+  constructor(
+    public status: number,
+    public headers: Record<string, string>,
+    public body: string,
+    public outcome: Outcome,
+    verified: VerifiedPayment | undefined,
+  ) {
+    this.#verified = verified
+  }
+
+  get payment(): Payment | undefined {
+    return this.#verified?.payment
+  }
+
+  /** JSON.stringify(response) shows the payment, as it did when it was an own property. */
+  toJSON(): ReceiverResponse {
+    const { status, headers, body, outcome, error, payment } = this
+    return { status, headers, body, outcome, ...(payment === undefined ? {} : { payment }), ...(error === undefined ? {} : { error }) }
+  }
 }
 
 function acknowledged(outcome: Outcome, verified: VerifiedPayment): ReceiverResponse {
-  return withPayment({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'OK', outcome }, verified)
+  return new Answer(200, { 'content-type': 'text/plain; charset=utf-8' }, 'OK', outcome, verified)
 }
 
 function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPayment): ReceiverResponse {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
   const body = JSON.stringify({ error: { code: error.code, message: error.message } })
-  const response: ReceiverResponse = { status: error.status, headers, body, outcome, error: { code: error.code, message: error.message } }
-  return withPayment(response, verified)
+  const response = new Answer(error.status, headers, body, outcome, verified)
+  response.error = { code: error.code, message: error.message }
+  return response
+}
+
+/** The event handlers get: one class, the payment and fields behind prototype getters, built on first read. */
+class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
+  readonly id: string
+  readonly state: PaymentState
+  readonly rendering: Rendering
+  readonly credential: MatchedCredential | undefined
+  readonly #verified: VerifiedPayment
+
+  constructor(
+    verified: VerifiedPayment,
+    readonly name: PaymentEventName,
+    readonly previousState: PaymentState | null,
+    readonly delivery: ResultSource,
+    readonly transaction: TTransaction | undefined,
+  ) {
+    this.#verified = verified
+    this.state = verified.state
+    this.id = `${verified.exchangeNumber}:${verified.state}`
+    this.rendering = verified.rendering
+    this.credential = verified.credential
+  }
+
+  get payment(): Payment {
+    return this.#verified.payment
+  }
+
+  get fields(): Readonly<Record<string, unknown>> {
+    return this.#verified.fields
+  }
+
+  get unsignedQuery(): Readonly<Record<string, string>> {
+    return this.#verified.unsignedQuery
+  }
+
+  /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
+  toJSON(): Record<string, unknown> {
+    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction } = this
+    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
+  }
 }
 
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
@@ -173,26 +252,27 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
   async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    const lease = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries) }
-    const log = { exchangeNumber, state, delivery: kind }
-    const waitUntil = Date.now() + leaseMs
-    const askUntil = Date.now() + busyWaitMs
+    // One object serves as the claim request and as the lease reference for complete/release.
+    const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+    const now = Date.now()
+    const waitUntil = now + leaseMs
+    const askUntil = now + busyWaitMs
     let pauseMs = 10
     let previousState: PaymentState | null
     let transaction: TTransaction | undefined
     for (;;) {
       let claim
       try {
-        claim = await store.claim({ ...lease, leaseMs })
+        claim = await store.claim(lease)
       } catch (error) {
-        logger.error({ ...log, err: error }, 'the store failed to claim the payment')
+        logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
         const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
         response.headers['retry-after'] = '5'
         return response
       }
       if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
       if (claim.outcome === 'stale') {
-        logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
+        logger.info({ exchangeNumber, state, delivery: kind, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
         return acknowledged('stale', verified)
       }
       if (claim.outcome === 'claimed') {
@@ -238,25 +318,16 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     const log = { exchangeNumber, state, delivery: kind }
 
     const name = EVENT_NAMES[state]
-    const event: PaymentEvent<TTransaction> = {
-      id: `${exchangeNumber}:${state}`,
-      name,
-      state,
-      previousState,
-      delivery: kind,
-      get payment() {
-        return verified.payment
-      },
-      get fields() {
-        return verified.fields
-      },
-      rendering: verified.rendering,
-      transaction,
-    }
+    const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
     try {
       const list = handlers[name]
       // A handler that removes itself while running must not make the next one skip.
-      for (const handler of list.length === 1 ? list : [...list]) await handler(event)
+      const running = list.length === 1 ? list : list.slice()
+      for (let i = 0; i < running.length; i++) {
+        // A handler that returns nothing (most do) costs no tick.
+        const result = (running[i] as PaymentHandler<TTransaction>)(event)
+        if (result !== undefined) await result
+      }
     } catch (error) {
       logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
       await store.release(lease).catch((releaseError: unknown) => {
@@ -278,7 +349,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
       return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
     }
-    logger.info(log, `handled ${name}`)
+    logger.info(log, HANDLED[name])
     return acknowledged('processed', verified)
   }
 
@@ -293,7 +364,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   ): Promise<ReceiverResponse> {
     let verified: VerifiedPayment
     try {
-      verified = await accept()
+      // Usually no promise at all: the body is at hand and the token known, so no tick is spent waiting.
+      const accepted = accept()
+      verified = accepted instanceof Promise ? await accepted : accepted
     } catch (error) {
       if (error instanceof ReceiverError) {
         const level = error.status >= 500 ? 'error' : 'warn'
@@ -356,7 +429,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verify(delivery)),
+    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verifyNow(delivery)),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 

@@ -1,9 +1,16 @@
 import type { PaymentState } from '../core/payment.js'
-import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
+import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
 export interface MemoryStoreOptions {
   /** How long handled states are remembered. Default 30 days: the service's redelivery window is not stated. */
   retentionMs?: number
+  /**
+   * At most this many payments are remembered (default 1,000,000, about 170 MB of heap). Past it, the payments
+   * touched longest ago are forgotten first, whatever their retention, so that memory stays bounded; a payment
+   * whose claim is in flight is never forgotten. A redelivery of a forgotten payment runs its handlers again:
+   * keep the cap above the payments you receive within the service's redelivery window, or use a shared store.
+   */
+  maxEntries?: number
 }
 
 interface Lease {
@@ -16,13 +23,22 @@ interface Lease {
 }
 
 interface PaymentRecord {
-  readonly handled: Set<PaymentState>
+  /** The states handled, as bits (STATE_BIT): one number, where a Set cost ~200 bytes per payment. */
+  handled: number
   lease: Lease | undefined
   expiresAt: number
 }
 
+const STATE_BIT: Record<PaymentState, number> = { pending: 1, failed: 2, succeeded: 4 }
+
+/** The latest state handled, by rank (success outranks failure outranks pending), as currentState() in store.ts. */
+function currentOf(handled: number): PaymentState | null {
+  return handled & 4 ? 'succeeded' : handled & 2 ? 'failed' : handled & 1 ? 'pending' : null
+}
+
 const DAY_MS = 24 * 60 * 60 * 1000
 const SWEEP_EVERY = 1024
+export const DEFAULT_MAX_ENTRIES = 1_000_000
 
 /**
  * The default store: one process, nothing survives a restart. Fine for development and single-instance apps;
@@ -30,6 +46,8 @@ const SWEEP_EVERY = 1024
  */
 export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const retentionMs = options.retentionMs ?? 30 * DAY_MS
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
+  if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
   const records = new Map<string, PaymentRecord>()
   let operations = 0
 
@@ -46,6 +64,20 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     record.expiresAt = Date.now() + retentionMs
     records.delete(exchangeNumber)
     records.set(exchangeNumber, record)
+  }
+
+  /**
+   * Makes room for one more payment: forgets the payments touched longest ago (the map's first entries) that no
+   * live lease holds. In-flight claims are skipped, so with more claims in flight than the cap the map briefly
+   * exceeds it.
+   */
+  function makeRoom(now: number): void {
+    for (const [key, record] of records) {
+      if (records.size < maxEntries) return
+      if (record.lease !== undefined && record.lease.expiresAt > now) continue
+      record.lease?.settle?.()
+      records.delete(key)
+    }
   }
 
   /** Past retention and not held by a live lease. */
@@ -76,7 +108,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
         record = undefined
       }
       if (record === undefined) {
-        record = { handled: new Set(), lease: undefined, expiresAt: now + retentionMs }
+        if (records.size >= maxEntries) makeRoom(now)
+        record = { handled: 0, lease: undefined, expiresAt: now + retentionMs }
         records.set(request.exchangeNumber, record)
       }
       const lease = record.lease
@@ -84,9 +117,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
         lease.settled ??= new Promise<void>((resolve) => (lease.settle = resolve))
         return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
       }
-      const current = currentState(record.handled)
+      const current = currentOf(record.handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
-      if (record.handled.has(request.state)) return { outcome: 'duplicate' }
+      if (record.handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
       lease?.settle?.()
       record.lease = { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs }
@@ -96,7 +129,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     async complete(lease: LeaseRef): Promise<boolean> {
       const record = heldBy(lease)
       if (record === undefined) return false
-      record.handled.add(lease.state)
+      record.handled |= STATE_BIT[lease.state]
       endLease(lease.exchangeNumber, record)
       return true
     },

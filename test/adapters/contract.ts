@@ -85,6 +85,25 @@ export function adapterContract(open: Open): void {
     expect(runs.map((run) => run.payment.orderNumber)).toEqual([fields.order_number])
   })
 
+  it("verifies fields appended after the callback URL's own query and hands that query over unsigned", async () => {
+    const { url, runs } = await start()
+    const fields = samplePaymentFields()
+    const reply = await post(url, `/fpx/callback?shop=42&lang=ms&${signed(fields).body}`)
+    expect([reply.status, reply.text]).toEqual([200, 'OK'])
+    // Fields in the body, the redirect URL's own query beside them.
+    const beside = await post(url, '/fpx/redirect?securepay_return=1', signed())
+    expect(beside.status).toBe(200)
+    expect(runs.map((run) => [run.delivery, { ...run.unsignedQuery }, 'shop' in run.fields])).toEqual([
+      ['callback', { shop: '42', lang: 'ms' }, false],
+      ['redirect', { securepay_return: '1' }, false],
+    ])
+    expect(runs[0]!.payment.orderNumber).toBe(fields.order_number)
+    // A service field name before the signed fields is never taken as the URL's own.
+    const smuggled = await post(url, `/fpx/callback?fpx_debit_auth_code=99&${signed(samplePaymentFields({ fpx_debit_auth_code: undefined })).body}`)
+    expect([smuggled.status, errorOf(smuggled).code]).toEqual([401, 'checksum_mismatch'])
+    expect(runs).toHaveLength(2)
+  })
+
   it('answers every request of a mixed concurrent batch', async () => {
     const { url, runs } = await start({ successUrl: '/thanks' })
     const valid = signed()

@@ -10,6 +10,7 @@ import {
   FORM,
   installedVersion,
   post,
+  recordedReceiver,
   serve,
   signed,
   tampered,
@@ -38,6 +39,20 @@ describe.each(versions)('%s adapter', (name, express, major) => {
 
   describe('contract', () => {
     adapterContract((receiver, redirect) => serve(withRoutes(express(), receiver, redirect)))
+  })
+
+  it('verifies a redirect that arrives as a GET with its fields after the URL\'s own query', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const app = express()
+    app.get('/fpx/redirect', fpxRedirect(receiver, { successUrl: '/paid' }))
+    const started = await serve(app)
+    try {
+      const reply = await fetch(`${started.url}/fpx/redirect?securepay_return=1&${signed().body}`, { redirect: 'manual' })
+      expect([reply.status, reply.headers.get('location')]).toEqual([303, '/paid'])
+      expect(runs.map((run) => [run.delivery, { ...run.unsignedQuery }])).toEqual([['redirect', { securepay_return: '1' }]])
+    } finally {
+      await started.close()
+    }
   })
 
   describe('behind a body parser', () => {

@@ -57,6 +57,21 @@ describe.each(versions)('%s plugin', (version, fastify, major) => {
     })
   })
 
+  it("verifies a GET redirect whose fields follow the URL's own query; callbacks stay POST only", async () => {
+    const { receiver, runs } = recordedReceiver()
+    const app = fastify()
+    await app.register(fpxCollect, { receiver, successUrl: '/paid' })
+    const started = await listen(app)
+    try {
+      const reply = await fetch(`${started.url}/fpx/redirect?securepay_return=1&${signed().body}`, { redirect: 'manual' })
+      expect([reply.status, reply.headers.get('location')]).toEqual([303, '/paid'])
+      expect(runs.map((run) => [run.delivery, { ...run.unsignedQuery }])).toEqual([['redirect', { securepay_return: '1' }]])
+      expect((await fetch(`${started.url}/fpx/callback?${signed().body}`)).status).toBe(404)
+    } finally {
+      await started.close()
+    }
+  })
+
   describe('registered twice under prefixes, next to the app’s own parsers and routes', () => {
     const opened: Started[] = []
     afterEach(async () => {

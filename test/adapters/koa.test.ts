@@ -15,6 +15,7 @@ import {
   installedVersion,
   oversizeBody,
   post,
+  recordedReceiver,
   serve,
   signed,
   tampered,
@@ -53,6 +54,23 @@ describe.each(versions)('%s adapter', (name, Koa, major) => {
 
   describe('contract', () => {
     adapterContract((receiver, redirect) => app(receiver, redirect))
+  })
+
+  it("verifies a GET redirect whose fields follow the URL's own query, even behind koa-bodyparser", async () => {
+    const { receiver, runs } = recordedReceiver()
+    const koa = new Koa()
+    koa.use(koaBodyparser())
+    const router = new Router()
+    router.get('/fpx/redirect', fpxRedirect(receiver, { successUrl: '/paid' }))
+    koa.use(router.routes())
+    const started = await serve(koa.callback())
+    try {
+      const reply = await fetch(`${started.url}/fpx/redirect?securepay_return=1&${signed().body}`, { redirect: 'manual' })
+      expect([reply.status, reply.headers.get('location')]).toEqual([303, '/paid'])
+      expect(runs.map((run) => [run.delivery, { ...run.unsignedQuery }])).toEqual([['redirect', { securepay_return: '1' }]])
+    } finally {
+      await started.close()
+    }
   })
 
   describe('behind a body parser', () => {

@@ -123,6 +123,14 @@ describe('web adapter called with Request objects', () => {
     expect(runs.map((run) => run.payment.orderNumber)).toEqual([fields.order_number])
   })
 
+  it("verifies a GET redirect whose fields follow the URL's own query", async () => {
+    const { receiver, runs } = recordedReceiver()
+    const handler = fpxRedirect(receiver, { successUrl: '/paid' })
+    const response = await handler(new Request(`${ORIGIN}/fpx/redirect?shop=42&${signed().body}`))
+    expect([response.status, response.headers.get('location')]).toEqual([303, '/paid'])
+    expect(runs.map((run) => ({ ...run.unsignedQuery }))).toEqual([{ shop: '42' }])
+  })
+
   it('explains a body the app already read instead of calling it malformed', async () => {
     const { receiver, runs } = recordedReceiver()
     const used = request('/fpx/callback', signed())

@@ -41,3 +41,15 @@ export function memoryLogger(): { lines: string[]; logger: Record<'debug' | 'inf
   const write = (details: object, message: string): void => void lines.push(`${message} ${JSON.stringify(details)}`)
   return { lines, logger: { debug: write, info: write, warn: write, error: write } }
 }
+
+/** A fetch that keeps each request's URL and form body (as the emulator receives them) and passes it on. */
+export function recordingFetch(): { fetch: typeof fetch; sent: Array<{ url: string; form: URLSearchParams }> } {
+  const sent: Array<{ url: string; form: URLSearchParams }> = []
+  return {
+    sent,
+    fetch: (input, init) => {
+      sent.push({ url: String(input instanceof Request ? input.url : input), form: new URLSearchParams(typeof init?.body === 'string' ? init.body : '') })
+      return fetch(input, init)
+    },
+  }
+}

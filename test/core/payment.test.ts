@@ -179,7 +179,9 @@ describe('the typed payment view of a verified delivery', () => {
 })
 
 describe('paymentResultSchema', () => {
-  const REQUIRED = ['exchange_number', 'order_number', 'payment_status', 'transaction_amount', 'checksum']
+  // exchange_number and order_number identify the payment and key deduplication, payment_status classifies it,
+  // checksum authenticates it. transaction_amount is not among them: real redirects come without it.
+  const REQUIRED = ['exchange_number', 'order_number', 'payment_status', 'checksum']
 
   it('requires exactly the fields the receiver needs', () => {
     const required = Object.entries(PAYMENT_FIELD_RULES)

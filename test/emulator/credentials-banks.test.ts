@@ -72,7 +72,8 @@ describe('POST /v1/merchants/validate', () => {
     const response = await emulator.postForm('/v1/merchants/validate', fields, auth)
     expect(response.status).toBe(401)
     const body = (await response.json()) as { error: string; code: string }
-    expect(body.error).toMatch(/invalid or expired/)
+    // Word for word the service's documented answer (docs.securepay.my/api/validate).
+    expect(body.error).toBe('Unauthorized. Invalid or expired token.')
     expect(body.code).toBe('unauthorized')
   })
 

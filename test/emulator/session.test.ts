@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { convertToMyr } from '../../src/emulator/api-session.js'
+import { REFERENCE_PATTERN } from '../../src/emulator/index.js'
 import { DEMO, type Emulator, launch, PARTNER } from './harness.js'
 
 let emulator: Emulator
@@ -35,7 +36,11 @@ describe('POST /apis/payments (payment session, beta)', () => {
       timeout_url: null, partner_uid: null, other_params: null, currency: 'MYR', currency_amount: '25.50',
       transaction_amount: '25.50', order_number: 'SESS-1',
     })
-    expect(session.data.product_description).toContain('SESS-1')
+    // The service's own example answers "Payment for order no. 231212" and slug GSHJD1664332374.
+    expect(session.data.product_description).toBe('Payment for order no. SESS-1')
+    expect(session.data.slug).toMatch(REFERENCE_PATTERN)
+    const seconds = Number(String(session.data.slug).slice(5))
+    expect(Math.abs(seconds - Date.now() / 1000)).toBeLessThan(60)
     expect(session.data.created_at).toMatch(ISO_WITH_OFFSET)
     expect(session.data.updated_at).toMatch(ISO_WITH_OFFSET)
   })
@@ -100,9 +105,9 @@ describe('the hosted payment session form', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: new URLSearchParams(fields).toString(),
       })
-    const invalid = await submit({ buyer_email: 'ali@example.com', buyer_phone: '0123' })
+    const invalid = await submit({ buyer_email: 'not an address', buyer_phone: '+60198765432' })
     expect(invalid.status).toBe(422)
-    expect(await invalid.text()).toContain('buyer_phone-error')
+    expect(await invalid.text()).toContain('buyer_email-error')
     expect((await emulator.control('/payments').then((r) => r.json()) as { payments: unknown[] }).payments).toHaveLength(0)
 
     const accepted = await submit({ buyer_email: 'ali@example.com', buyer_phone: '+60198765432' })

@@ -466,19 +466,19 @@ describe('credentials', () => {
     expect(events).toHaveLength(2)
   })
 
-  it('refuses an unknown uid with 401 unknown_uid', async () => {
+  it('refuses an unknown uid with 401 unknown_uid when no set signed it', async () => {
     const receiver = createReceiver(twoSets())
     const events = recordEvents(receiver)
-    const response = await deliver(receiver, samplePaymentFields({ uid: 'ffffffff-0000-4000-8000-000000000000' }))
+    const response = await deliver(receiver, samplePaymentFields({ uid: 'ffffffff-0000-4000-8000-000000000000' }), { token: 'ef'.repeat(32) })
     expect(response.status).toBe(401)
     expect(response.outcome).toBe('rejected')
     expect(response.error?.code).toBe('unknown_uid')
     expect(events).toHaveLength(0)
   })
 
-  it('refuses a message without uid when several credential sets are configured', async () => {
+  it('refuses a message without uid when several credential sets are configured and none signed it', async () => {
     const receiver = createReceiver(twoSets())
-    const response = await deliver(receiver, samplePaymentFields({ uid: undefined }))
+    const response = await deliver(receiver, samplePaymentFields({ uid: undefined }), { token: 'ef'.repeat(32) })
     expect(response.status).toBe(401)
     expect(response.error?.code).toBe('unknown_uid')
   })
@@ -594,6 +594,7 @@ describe('secrets never leak', () => {
   it('keeps the Checksum Tokens and the Auth Token out of logs, errors and responses', async () => {
     const secret = 'feedface'.repeat(8)
     const otherSecret = '0badc0de'.repeat(8)
+    const thirdSecret = 'c0ffee00'.repeat(8)
     const authToken = 'AuthTok3nS3cretXYZ99'
     const logged: string[] = []
     const serialize = (value: unknown): string =>
@@ -638,8 +639,10 @@ describe('secrets never leak', () => {
     expect((await send(withToken({ uid: UID_B }), otherSecret)).status).toBe(200)
     expect((await send(withToken({ params: { reference1_label: 'Size', reference1: 'XL' } }))).status).toBe(200)
     expect((await send(withToken(), otherSecret)).error?.code).toBe('checksum_mismatch')
-    expect((await send(withToken({ uid: 'ffffffff-0000-4000-8000-000000000000' }))).error?.code).toBe('unknown_uid')
-    expect((await send(withToken({ uid: undefined }))).error?.code).toBe('unknown_uid')
+    // A uid that names no set is tried against every set's token: signed by one of them it is accepted.
+    expect((await send(withToken({ uid: 'ffffffff-0000-4000-8000-000000000000' }))).status).toBe(200)
+    expect((await send(withToken({ uid: 'ffffffff-0000-4000-8000-000000000000' }), thirdSecret)).error?.code).toBe('unknown_uid')
+    expect((await send(withToken({ uid: undefined }), thirdSecret)).error?.code).toBe('unknown_uid')
     expect((await send(withToken({ transaction_amount: 'abc' }))).error?.code).toBe('invalid_fields')
     expect((await send(withToken({ exchange_number: undefined }))).error?.code).toBe('invalid_fields')
     expect((await send(withToken({ order_number: 'ORD-THROWS' }))).error?.code).toBe('handler_failed')
@@ -686,7 +689,7 @@ describe('secrets never leak', () => {
       expect(everything).toContain(code)
     expect(everything).toContain('store connection refused')
 
-    for (const value of [secret, otherSecret, authToken]) {
+    for (const value of [secret, otherSecret, thirdSecret, authToken]) {
       expect(everything).not.toContain(value)
       expect(everything).not.toContain(value.slice(0, 16))
     }

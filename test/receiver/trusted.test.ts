@@ -13,6 +13,8 @@ describe('handleTrusted (records read over the API)', () => {
     const { checksum: _checksum, ...record } = fields as Record<string, string>
     expect((await receiver.handleTrusted(record)).outcome).toBe('processed')
     expect(events.map((event) => event.delivery)).toEqual(['reconcile'])
+    // Nothing unsigned, no credential set: an API record has neither.
+    expect([{ ...events[0]!.unsignedQuery }, events[0]!.credential]).toEqual([{}, undefined])
     const signed = signCallback(fields, TOKEN)
     expect((await receiver.handle({ kind: 'callback', ...signed })).outcome).toBe('duplicate')
     expect(events).toHaveLength(1)

@@ -1,0 +1,154 @@
+/**
+ * npm run bench:receiver — what a whole delivery costs next to its verification, on the built package, in one
+ * run: `receiver.verify()`, `receiver.handle()` of a new delivery (claim, handlers, complete, answer) and
+ * `receiver.handle()` of a duplicate (claim answers duplicate), memory store, a no-op handler.
+ *
+ * Every "new" delivery is a callback with an exchange_number never seen before, signed before the clock starts.
+ * The three cases take turns round after round, so a burst of load from elsewhere hits each of them; the
+ * median round is reported, by this process's CPU time per operation (less disturbed by other load on the
+ * machine than wall time, which is shown too). GC time is read from the engine's gc entries during each case.
+ *
+ * Environment: BENCH_OPS (operations per case per round, default 5000), BENCH_ROUNDS (default 7).
+ * Profile: `node --cpu-prof --import tsx bench/receiver.ts` (the measured code is dist/, untransformed).
+ */
+import { PerformanceObserver } from 'node:perf_hooks'
+import { type Core, fromDist, type Testing } from './dist.js'
+
+function envInteger(name: string, fallback: number, min: number): number {
+  const text = process.env[name]
+  if (text === undefined || text === '') return fallback
+  const value = Number(text)
+  if (!(Number.isInteger(value) && value >= min)) throw new Error(`${name} must be an integer >= ${min}, not "${text}"`)
+  return value
+}
+
+const OPS = envInteger('BENCH_OPS', 5000, 100)
+const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
+
+const { createReceiver, memoryStore } = await fromDist<Core>('index')
+const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
+
+const checksumToken = '3f6b8e2a9c1d4f7e0a5b8c2d6e9f1a4b7c0d3e6f9a2b5c8d1e4f7a0b3c6d9e2f'
+const contentType = 'application/x-www-form-urlencoded'
+
+// One warm-up round plus the measured ones, each using OPS fresh deliveries.
+const started = performance.now()
+const fresh: Buffer[] = []
+const seen = new Set<string>()
+while (fresh.length < OPS * (ROUNDS + 1) + 1) {
+  const fields = samplePaymentFields()
+  if (seen.has(String(fields.exchange_number))) continue
+  seen.add(String(fields.exchange_number))
+  fresh.push(Buffer.from(signCallback(fields, checksumToken).body))
+}
+const signingSeconds = (performance.now() - started) / 1000
+
+let handled = 0
+const receiver = createReceiver({ checksumToken, store: memoryStore() })
+const count = (): void => {
+  handled++
+}
+receiver.on('payment.succeeded', count)
+receiver.on('payment.failed', count)
+receiver.on('payment.pending', count)
+
+const sample = fresh[0] as Buffer
+if ((await receiver.verify({ body: sample, contentType })).state !== 'succeeded') throw new Error('the receiver refused the sample')
+const duplicateBody = fresh.pop() as Buffer
+const first = await receiver.handle({ kind: 'callback', body: duplicateBody, contentType })
+if (first.outcome !== 'processed') throw new Error(`the first delivery was ${first.outcome}, not processed`)
+
+// GC entries arrive after a timer tick, so each is attributed afterwards by when it started.
+const collections: { start: number; duration: number }[] = []
+const observer = new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) collections.push({ start: entry.startTime, duration: entry.duration })
+})
+observer.observe({ entryTypes: ['gc'] })
+const gcWithin = (from: number, to: number) =>
+  collections.reduce((sum, entry) => (entry.start >= from && entry.start < to ? sum + entry.duration : sum), 0)
+
+interface Case {
+  name: string
+  run(): Promise<void>
+  rounds: { from: number; to: number; cpuMicros: number }[]
+}
+
+let cursor = 0
+const cases: Case[] = [
+  {
+    name: 'verify()',
+    async run() {
+      for (let i = 0; i < OPS; i++) await receiver.verify({ body: sample, contentType })
+    },
+    rounds: [],
+  },
+  {
+    name: 'handle() new delivery',
+    async run() {
+      for (let i = 0; i < OPS; i++) {
+        const response = await receiver.handle({ kind: 'callback', body: fresh[cursor++] as Buffer, contentType })
+        if (response.outcome !== 'processed') throw new Error(`a fresh delivery was ${response.outcome}: ${response.body}`)
+      }
+    },
+    rounds: [],
+  },
+  {
+    name: 'handle() duplicate',
+    async run() {
+      for (let i = 0; i < OPS; i++) {
+        const response = await receiver.handle({ kind: 'callback', body: duplicateBody, contentType })
+        if (response.outcome !== 'duplicate') throw new Error(`a duplicate was ${response.outcome}`)
+      }
+    },
+    rounds: [],
+  },
+]
+
+for (let round = 0; round <= ROUNDS; round++) {
+  for (const task of cases) {
+    const cpu = process.cpuUsage()
+    const from = performance.now()
+    await task.run()
+    const to = performance.now()
+    const { user, system } = process.cpuUsage(cpu)
+    // Round 0 warms the code up and is not kept.
+    if (round > 0) task.rounds.push({ from, to, cpuMicros: user + system })
+  }
+}
+await new Promise((resolve) => setTimeout(resolve, 50))
+observer.disconnect()
+if (handled !== OPS * (ROUNDS + 1) + 1) throw new Error(`expected ${OPS * (ROUNDS + 1) + 1} handler runs, saw ${handled}`)
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.floor(sorted.length / 2)] as number
+}
+// CPU time, not wall time, is what the ratios use: other processes on the machine stretch the wall clock of
+// whichever case they happen to overlap, but not this process's CPU time.
+const summary = cases.map((task) => ({
+  name: task.name,
+  micros: median(task.rounds.map((r) => r.cpuMicros / OPS)),
+  wallMicros: median(task.rounds.map((r) => ((r.to - r.from) * 1000) / OPS)),
+  gc: median(task.rounds.map((r) => gcWithin(r.from, r.to) / (r.to - r.from))),
+}))
+
+console.log(
+  `node ${process.version}; dist/ build; memory store; ${OPS} ops per case per round, median of ${ROUNDS} rounds ` +
+    `(after one warm-up round); ${fresh.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
+)
+console.table(
+  summary.map((row) => ({
+    case: row.name,
+    'ops/s (CPU)': Math.round(1e6 / row.micros),
+    'CPU µs/op': Number(row.micros.toFixed(2)),
+    'wall µs/op': Number(row.wallMicros.toFixed(2)),
+    'GC %': Number((row.gc * 100).toFixed(1)),
+  })),
+)
+const [verify, fresher, duplicate] = summary as [(typeof summary)[0], (typeof summary)[0], (typeof summary)[0]]
+const verdict = (ratio: number, goal: number) => `(goal <= ${goal.toFixed(2)}: ${ratio <= goal ? 'met' : 'NOT met'})`
+const newRatio = fresher.micros / verify.micros
+const duplicateRatio = duplicate.micros / verify.micros
+console.log(`GC share of handle() new = ${(fresher.gc * 100).toFixed(1)} %, duplicate = ${(duplicate.gc * 100).toFixed(1)} % ${verdict(Math.max(fresher.gc, duplicate.gc), 0.1).replace('0.10', '10 %')}`)
+console.log(`handle(new)/verify       = ${newRatio.toFixed(2)} time per op ${verdict(newRatio, 1.15)}`)
+console.log(`handle(duplicate)/verify = ${duplicateRatio.toFixed(2)} time per op ${verdict(duplicateRatio, 1.15)}`)

@@ -1,0 +1,66 @@
+import type { RawDelivery } from './body.js'
+import { type CandidateKey, type CredentialIndex, type MatchedCredential, matchKeys, noSetMatched } from './credential-match.js'
+import { ReceiverError } from './errors.js'
+import type { Message, Rendering } from './message.js'
+import { ShapeCache } from './shape.js'
+import { bodyIsEmpty, queryText, signedSuffixes } from './unsigned-query.js'
+
+/**
+ * What the verifier does only when the plain check did not match (never on the path of an ordinary delivery):
+ * try every configured set when the message's uid names none, and, for fields that came in the query string,
+ * the splits that leave the merchant's own leading parameters unsigned.
+ */
+export interface Recovered {
+  /** The message of the signed fields (without the merchant's parameters when a split matched). */
+  readonly message: Message
+  readonly rendering: Rendering
+  readonly credential: MatchedCredential | undefined
+  /** The merchant's leading query parameters, as query text, when a split matched. */
+  readonly unsignedPrefix: string | undefined
+}
+
+export interface Mismatch {
+  readonly delivery: RawDelivery
+  readonly message: Message
+  readonly checksum: string
+  readonly uid: string | undefined
+  /** The token the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
+  readonly token: string | undefined
+  readonly sets: CredentialIndex | undefined
+}
+
+export function mismatchError(): ReceiverError {
+  return new ReceiverError(
+    'checksum_mismatch',
+    'the checksum does not match the fields; the message was altered or signed with another Checksum Token',
+  )
+}
+
+export function recoverMismatch(mismatch: Mismatch): Recovered {
+  const { delivery, message, checksum, uid, token, sets } = mismatch
+  let keys: readonly CandidateKey[]
+  if (token !== undefined) {
+    keys = [{ token, credential: sets?.chosen(uid) }]
+  } else {
+    keys = sets?.fallback ?? []
+    const whole = matchKeys(message, checksum, keys)
+    if (whole !== undefined) return { message, ...whole, unsignedPrefix: undefined }
+  }
+  let tried = 0
+  if (bodyIsEmpty(delivery.body)) {
+    // Forged queries reach this point unauthenticated: their shapes go to a cache of their own, dropped after.
+    const shapes = new ShapeCache(1)
+    for (const suffix of signedSuffixes(queryText(delivery.query), shapes)) {
+      tried++
+      const found = matchKeys(suffix.message, checksum, keys)
+      if (found !== undefined) return { message: suffix.message, ...found, unsignedPrefix: suffix.prefix }
+    }
+  }
+  if (token === undefined) throw noSetMatched(uid, keys.length)
+  if (tried === 0) throw mismatchError()
+  throw new ReceiverError(
+    'checksum_mismatch',
+    `the checksum does not match the fields, nor the fields after the first ${tried === 1 ? 'query parameter' : `1 to ${tried} query parameters`} ` +
+      "(taken as the callback or redirect URL's own); the message was altered or signed with another Checksum Token",
+  )
+}

@@ -1,0 +1,92 @@
+import { createHmac, randomBytes } from 'node:crypto'
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { hexDigestsEqual, hmacSha256Hex } from '../../src/core/hmac.js'
+
+const oracle = (key: string, data: string | Uint8Array) => createHmac('sha256', key).update(data).digest('hex')
+
+describe('hmacSha256Hex', () => {
+  it('matches RFC 4231 test case 2 (short key)', () => {
+    expect(hmacSha256Hex('Jefe', 'what do ya want for nothing?')).toBe(
+      '5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    )
+  })
+
+  it('matches RFC 4231 test case 6 (a key longer than one block is hashed first)', () => {
+    const key = '\xaa'.repeat(131)
+    // The RFC's key is 131 bytes of 0xaa; as a UTF-8 string of U+00AA it is 262 bytes, so compare with the oracle.
+    expect(hmacSha256Hex(key, 'Test Using Larger Than Block-Size Key - Hash Key First')).toBe(
+      oracle(key, 'Test Using Larger Than Block-Size Key - Hash Key First'),
+    )
+    expect(hmacSha256Hex('k'.repeat(131), 'Test Using Larger Than Block-Size Key - Hash Key First')).toBe(
+      oracle('k'.repeat(131), 'Test Using Larger Than Block-Size Key - Hash Key First'),
+    )
+  })
+
+  it('agrees with createHmac for any key, text or bytes, including keys that alternate and data that outgrows the buffer', () => {
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 100 }), fc.string({ maxLength: 3000 }), fc.uint8Array({ maxLength: 9000 }), (key, text, bytes) => {
+        expect(hmacSha256Hex(key, text)).toBe(oracle(key, text))
+        expect(hmacSha256Hex('another key', text)).toBe(oracle('another key', text))
+        expect(hmacSha256Hex(key, bytes)).toBe(oracle(key, bytes))
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('stays right with more keys than it keeps padded', () => {
+    const keys = Array.from({ length: 40 }, () => randomBytes(20).toString('hex'))
+    for (let round = 0; round < 2; round++)
+      for (const key of keys) expect(hmacSha256Hex(key, `message for ${key}`)).toBe(oracle(key, `message for ${key}`))
+  })
+})
+
+describe('hexDigestsEqual', () => {
+  const digest = oracle('key', 'message')
+
+  it('accepts the same digest, in lower or upper case', () => {
+    expect(hexDigestsEqual(digest, digest)).toBe(true)
+    expect(hexDigestsEqual(digest, digest.toUpperCase())).toBe(true)
+  })
+
+  it('refuses a digest that differs in any one position, by any hex digit', () => {
+    for (let i = 0; i < digest.length; i++) {
+      for (const digit of '0123456789abcdefABCDEF') {
+        if (digit.toLowerCase() === digest[i]) continue
+        const altered = digest.slice(0, i) + digit + digest.slice(i + 1)
+        expect(hexDigestsEqual(digest, altered)).toBe(false)
+      }
+    }
+  })
+
+  it('refuses another length', () => {
+    expect(hexDigestsEqual(digest, digest.slice(1))).toBe(false)
+    expect(hexDigestsEqual(digest, `${digest}0`)).toBe(false)
+    expect(hexDigestsEqual(digest, '')).toBe(false)
+  })
+
+  it('does the same work wherever the strings differ: no early exit', () => {
+    // Not a timing measurement (those belong in bench/): the comparison reads every character of both strings,
+    // counted through a proxy string object, whether the first or the last character differs.
+    const reads = (received: string): number => {
+      let count = 0
+      const counting = new Proxy(new String(received), {
+        get(target, property) {
+          if (property === 'charCodeAt')
+            return (i: number) => {
+              count++
+              return target.charCodeAt(i)
+            }
+          if (property === 'length') return target.length
+          return Reflect.get(target, property)
+        },
+      }) as unknown as string
+      hexDigestsEqual(digest, counting)
+      return count
+    }
+    const flip = (i: number) => digest.slice(0, i) + (digest[i] === '0' ? '1' : '0') + digest.slice(i + 1)
+    expect(reads(digest)).toBe(64)
+    expect(reads(flip(0))).toBe(64)
+    expect(reads(flip(63))).toBe(64)
+  })
+})

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest'
+import { type LeaseRef, memoryStore, type PaymentState, type ReceiverStore } from '../../src/index.js'
+
+const LEASE_MS = 60_000
+const ref = (exchangeNumber: string, state: PaymentState = 'succeeded', owner = `owner-${exchangeNumber}`): LeaseRef => ({
+  exchangeNumber,
+  state,
+  owner,
+})
+
+async function handle(store: ReceiverStore, exchangeNumber: string, state: PaymentState = 'succeeded'): Promise<void> {
+  const claim = await store.claim({ ...ref(exchangeNumber, state), leaseMs: LEASE_MS })
+  expect(claim.outcome).toBe('claimed')
+  expect(await store.complete(ref(exchangeNumber, state))).toBe(true)
+}
+
+/** Whether the store still remembers a handled success: a second claim is a duplicate, not a new claim. */
+async function remembers(store: ReceiverStore, exchangeNumber: string): Promise<boolean> {
+  const claim = await store.claim({ ...ref(exchangeNumber, 'succeeded', 'probe'), leaseMs: LEASE_MS })
+  if (claim.outcome === 'claimed') await store.release(ref(exchangeNumber, 'succeeded', 'probe'))
+  return claim.outcome === 'duplicate'
+}
+
+describe('memoryStore maxEntries', () => {
+  it('refuses a cap that is not a positive integer', () => {
+    for (const maxEntries of [0, -1, 1.5, Number.NaN]) expect(() => memoryStore({ maxEntries })).toThrow(/maxEntries must be a positive integer/)
+  })
+
+  it('forgets the payment completed longest ago first, and keeps the newest up to the cap', async () => {
+    const store = memoryStore({ maxEntries: 3 })
+    for (const ex of ['EX1', 'EX2', 'EX3']) await handle(store, ex)
+    await handle(store, 'EX4')
+    expect(await remembers(store, 'EX1')).toBe(false)
+    // The probe of EX1 took a slot again and was released; EX2 made way for it.
+    expect(await remembers(store, 'EX3')).toBe(true)
+    expect(await remembers(store, 'EX4')).toBe(true)
+  })
+
+  it('counts a payment as touched when a later state of it is handled', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    await handle(store, 'EX1', 'pending')
+    await handle(store, 'EX2')
+    await handle(store, 'EX1', 'succeeded') // EX1 is now the most recently touched
+    await handle(store, 'EX3')
+    expect(await remembers(store, 'EX1')).toBe(true)
+    expect(await remembers(store, 'EX3')).toBe(true)
+  })
+
+  it('never forgets a claim in flight: its owner still completes it, and a duplicate meanwhile is busy', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    expect((await store.claim({ ...ref('EX-held'), leaseMs: LEASE_MS })).outcome).toBe('claimed')
+    for (let i = 0; i < 5; i++) await handle(store, `EX${i}`)
+    expect((await store.claim({ ...ref('EX-held', 'succeeded', 'someone else'), leaseMs: LEASE_MS })).outcome).toBe('busy')
+    expect(await store.complete(ref('EX-held'))).toBe(true)
+    expect(await remembers(store, 'EX-held')).toBe(true)
+  })
+
+  it('lets the map exceed the cap rather than refuse when every entry is in flight', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    for (const ex of ['EX1', 'EX2', 'EX3']) expect((await store.claim({ ...ref(ex), leaseMs: LEASE_MS })).outcome).toBe('claimed')
+    for (const ex of ['EX1', 'EX2', 'EX3']) expect(await store.complete(ref(ex))).toBe(true)
+  })
+})
