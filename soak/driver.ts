@@ -6,6 +6,7 @@
  * state, nothing lost, and no second run beyond what the store promises. Exits non-zero on any violation.
  *
  *   npx tsx soak/driver.ts [--store=redis|postgres|both] [--payments=10000] [--workers=4] [--kills=2] ...
+ *   npx tsx soak/driver.ts --inbox [--outage-ms=140000] [--backoff-max-ms=5000]   (inbox mode, soak/inbox.ts)
  *
  * Every flag is also an environment variable (SOAK_STORE, SOAK_PAYMENTS, ...); see soak/config.ts.
  */
@@ -65,9 +66,9 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     redisUrl: config.redisUrl,
     databaseUrl: config.databaseUrl,
     // The outage starts now, before any traffic, and outlasts it.
-    ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Date.now() + config.outageMs, backoffMaxMs: config.backoffMaxMs } } : {}),
+    ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Number.MAX_SAFE_INTEGER, backoffMaxMs: config.backoffMaxMs } } : {}),
   })
-  const outageEndAt = Date.now() + config.outageMs
+  const outageStartAt = Date.now()
   current = { fleet, resources, keep: config.keep }
   const sender = new Sender(fleet, config.maxAttempts)
   try {
@@ -111,7 +112,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const seconds = (performance.now() - started) / 1000
     await killing
     if (killFailed !== undefined) throw killFailed
-    const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageEndAt) : undefined
+    const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageStartAt) : undefined
     await fleet.stop()
 
     const rows = await ledgerRows(resources)

@@ -25,7 +25,10 @@ export interface WorkerSettings {
   poolSize: number
   redisUrl: string
   databaseUrl: string
-  /** Inbox mode: handlers fail from outageStartAt to outageEndAt (epoch ms), and back off up to backoffMaxMs. */
+  /**
+   * Inbox mode: handlers fail from outageStartAt to outageEndAt (epoch ms; far ahead until the driver sends
+   * { type: 'recover', at }), and back off up to backoffMaxMs.
+   */
   inbox?: { outageStartAt: number; outageEndAt: number; backoffMaxMs: number }
 }
 

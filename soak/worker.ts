@@ -118,3 +118,7 @@ process.on('SIGTERM', () => void stop())
 process.on('SIGINT', () => void stop())
 // The driver went away (crashed or killed): do not outlive it.
 process.on('disconnect', () => void stop())
+// The driver ends the outage once the traffic is done and the outage lasted its time.
+process.on('message', (message: { type?: string; at?: number }) => {
+  if (message.type === 'recover' && settings.inbox !== undefined && typeof message.at === 'number') settings.inbox.outageEndAt = message.at
+})

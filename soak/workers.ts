@@ -130,6 +130,12 @@ export class Fleet {
     return kill
   }
 
+  /** Inbox mode: ends the handler outage in every worker, and in those started from now on. */
+  recover(at: number): void {
+    if (this.settings.inbox !== undefined) this.settings.inbox.outageEndAt = at
+    for (const worker of this.slots) if (worker?.alive) worker.child.send({ type: 'recover', at })
+  }
+
   async stop(): Promise<void> {
     const running = this.slots.filter((worker): worker is Worker => worker !== undefined)
     this.slots.length = 0

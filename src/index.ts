@@ -39,5 +39,8 @@ export {
   type RedirectResult,
 } from './receiver/answers.js'
 export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/store.js'
+export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from './inbox/inbox.js'
+export type { BackoffOptions } from './inbox/backoff.js'
+export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './inbox/queue.js'
 export type { FieldInput } from './core/values.js'
 export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'

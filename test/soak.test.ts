@@ -15,7 +15,7 @@ const TSX = import.meta.resolve('tsx')
 const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
 const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
 
-function runSoak(store: 'redis' | 'postgres'): Promise<{ code: number | null; output: string }> {
+function runSoak(store: 'redis' | 'postgres', extra: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', TSX, DRIVER], {
     env: {
       ...process.env,
@@ -30,6 +30,7 @@ function runSoak(store: 'redis' | 'postgres'): Promise<{ code: number | null; ou
       // After the kill, the killed worker's leases keep their payments busy this long; long enough that a
       // handler slowed down by the rest of the test suite on two cores does not outlive its lease.
       SOAK_LEASE_MS: '6000',
+      ...extra,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -55,4 +56,23 @@ describe.concurrent('soak: several receiver processes, one store, a SIGKILL', ()
     expect(output).toMatch(/double runs 0 /)
     expect(code, output).toBe(0)
   }, 60_000)
+})
+
+// Inbox mode: every handler down for a while from the start, then back; the driver checks that nothing is lost,
+// nothing is left in the inbox, and everything ran within one backoff period (plus a killed worker's lease).
+const INBOX = { SOAK_INBOX: '1', SOAK_OUTAGE_MS: '4000', SOAK_BACKOFF_MAX_MS: '3000', SOAK_PAYMENTS: '200' }
+
+describe.concurrent('soak in inbox mode: a handler outage, then recovery', () => {
+  it.skipIf(!redis)('Redis: every result processed after the outage, none left in the inbox', async () => {
+    const { code, output } = await runSoak('redis', INBOX)
+    expect(output).toMatch(/^inbox\s+left pending 0, dead 0; ledger rows during the outage 0/m)
+    expect(code, output).toBe(0)
+  }, 90_000)
+
+  it.skipIf(!postgres)('PostgreSQL, transactional: no double run, even with a worker killed mid-drain', async () => {
+    const { code, output } = await runSoak('postgres', INBOX)
+    expect(output).toMatch(/^drain kill\s+pid \d+/m)
+    expect(output).toMatch(/double runs 0 /)
+    expect(code, output).toBe(0)
+  }, 90_000)
 })

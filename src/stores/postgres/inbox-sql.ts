@@ -9,7 +9,11 @@
  *   status            'pending' or 'dead'; attempts counted when taken; next_attempt_at the backoff;
  *   lease_*           the worker running an attempt now, and until when (then another worker takes it over).
  */
-import type { TableName } from './sql.js'
+/** What inboxTable needs of sql.ts's TableName (structural, so that neither module imports the other's). */
+interface BaseTable {
+  readonly sql: string
+  readonly indexSql: string
+}
 
 export interface InboxTable {
   readonly sql: string
@@ -18,7 +22,7 @@ export interface InboxTable {
   readonly lookup: string
 }
 
-export function inboxTable(table: TableName): InboxTable {
+export function inboxTable(table: BaseTable): InboxTable {
   // tableName() leaves room for '_expires_at_idx' (15 characters); '_inbox_due_idx' is 14.
   const name = table.sql.replace(/"$/, '_inbox"')
   return { sql: name, indexSql: table.indexSql.replace(/_expires_at_idx"$/, '_inbox_due_idx"'), lookup: name }
