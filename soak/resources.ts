@@ -92,7 +92,7 @@ async function deleteRedisKeys(redis: Redis, prefix: string): Promise<number> {
 /** Drops the tables and keys (unless `keep`) and closes the connections; never throws. */
 export async function dropResources(resources: RunResources, keep: boolean): Promise<void> {
   if (!keep) {
-    await resources.pool.query(`DROP TABLE IF EXISTS "${resources.ledgerTable}", "${resources.storeTable}"`).catch((error: Error) => {
+    await resources.pool.query(`DROP TABLE IF EXISTS "${resources.ledgerTable}", "${resources.storeTable}", "${resources.storeTable}_timeline"`).catch((error: Error) => {
       console.error(`could not drop the soak tables: ${error.message}`)
     })
     if (resources.redis !== undefined)

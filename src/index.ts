@@ -38,5 +38,8 @@ export {
   type RedirectResult,
 } from './receiver/answers.js'
 export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/store.js'
+export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './stores/timeline.js'
+export type { ErrorHandler, PaymentHandlerError } from './receiver/hooks.js'
+export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { FieldInput } from './core/values.js'
 export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'

@@ -10,6 +10,11 @@ import type { LeaseRef, ReceiverStore } from '../stores/store.js'
 import { trustedPayment } from '../core/trusted.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
+import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
+import { type ErrorHandler, Hooks } from './hooks.js'
+import { observe } from './observe.js'
+import { Telemetry, type TelemetryOptions } from './telemetry.js'
+import { TimelineRecorder } from './timeline.js'
 
 export type DeliveryKind = 'callback' | 'redirect'
 
@@ -68,10 +73,35 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * usually finishes within milliseconds, and a 409 sends the buyer's browser an error page. Default 2000 ms.
    */
   busyWaitMs?: number
+  /**
+   * Keep the per-order timeline in the store (when the store has one: memory, Redis and PostgreSQL do). Written
+   * in the background, after the answer. Default true.
+   */
+  timeline?: boolean
+  /**
+   * OpenTelemetry spans and metrics. By default on when `@opentelemetry/api` is installed (imported when the
+   * receiver is created), off otherwise; `false` turns them off, an object passes the API or providers in.
+   */
+  telemetry?: boolean | TelemetryOptions
 }
 
 export interface Receiver<TTransaction = undefined> {
   on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
+  /** A handler for every payment event, run after the event's own handlers. Returns a function that removes it. */
+  onAny(handler: PaymentHandler<TTransaction>): () => void
+  /**
+   * Told (not awaited) when a handler threw, with an AggregateError holding the error and `event`. The delivery
+   * still fails (500) and is handled again on redelivery. Returns a function that removes it.
+   */
+  onError(handler: ErrorHandler<TTransaction>): () => void
+  /**
+   * The timeline of one payment, oldest first: every delivery (received, verified or refused, then its outcome)
+   * and every inbox attempt. By order_number (a string, or `{ orderNumber }`) or `{ exchangeNumber }`.
+   * Rejects with a TypeError when the store keeps no timeline.
+   */
+  timeline(query: string | TimelineQuery): Promise<TimelineEntry[]>
+  /** Writes the timeline entries still queued. At shutdown, await it before closing the store's client. */
+  flush(): Promise<void>
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
   handle(delivery: Delivery): Promise<ReceiverResponse>
   /**
@@ -160,6 +190,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const ownerPrefix = `${randomUUID()}:`
   let deliveries = 0
   const trustedShapes = new ShapeCache()
+  const telemetry = new Telemetry(options.telemetry, logger)
+  const hooks = new Hooks<TTransaction>(logger, (error) => telemetry.recordException(error))
+  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
 
   async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
@@ -244,11 +277,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       transaction,
     }
     try {
-      const list = handlers[name]
-      // A handler that removes itself while running must not make the next one skip.
-      for (const handler of list.length === 1 ? list : [...list]) await handler(event)
+      for (const handler of hooks.handlersFor(handlers[name], name, log)) await handler(event)
     } catch (error) {
       logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+      hooks.handlerFailed(error, event)
       await store.release(lease).catch((releaseError: unknown) => {
         logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
       })
@@ -274,7 +306,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
    * What both entry points share: accept the result (by its checksum, or because it came over the API), then
    * dispatch it; every failure becomes an answer, never a throw.
    */
-  async function receive(
+  async function receiveOnce(
     source: ResultSource,
     what: string,
     accept: () => VerifiedPayment | Promise<VerifiedPayment>,
@@ -300,6 +332,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     }
   }
 
+  const receive = observe(receiveOnce, { timeline, telemetry, logger })
+
   return {
     on(name, handler) {
       const list = handlers[name]
@@ -312,7 +346,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verify(delivery)),
+    onAny: (handler) => hooks.onAny(handler),
+    onError: (handler) => hooks.onError(handler),
+    timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
+    flush: () => timeline.flush(),
+
+    handle: (delivery) => receive(delivery.kind, 'a delivery', (seen = delivery) => verifier.verify(seen), delivery),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 

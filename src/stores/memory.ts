@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import { MemoryTimeline } from './memory-timeline.js'
 import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
 export interface MemoryStoreOptions {
@@ -31,6 +32,7 @@ const SWEEP_EVERY = 1024
 export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const retentionMs = options.retentionMs ?? 30 * DAY_MS
   const records = new Map<string, PaymentRecord>()
+  const timeline = new MemoryTimeline(retentionMs)
   let operations = 0
 
   // Records are re-inserted whenever they are touched, so the map runs from the oldest expiry to the newest
@@ -107,5 +109,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       endLease(lease.exchangeNumber, record)
       return true
     },
+
+    appendTimeline: async (entries) => timeline.append(entries),
+    readTimeline: async (query) => timeline.read(query),
   }
 }

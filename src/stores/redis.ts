@@ -5,6 +5,7 @@
 import type { PaymentState } from '../core/payment.js'
 import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
+import { redisTimeline } from './redis-timeline.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './redis-client.js'
 
@@ -127,6 +128,7 @@ export function redisStore(options: RedisStoreOptions): ReceiverStore {
   const claimScript = luaScript(send, CLAIM)
   const completeScript = luaScript(send, COMPLETE)
   const releaseScript = luaScript(send, RELEASE)
+  const timeline = redisTimeline(send, prefix, retentionMs)
 
   const keys = (exchangeNumber: string) => {
     const base = `${prefix}{${exchangeNumber}}`
@@ -150,5 +152,8 @@ export function redisStore(options: RedisStoreOptions): ReceiverStore {
       const reply = await releaseScript(keys(lease.exchangeNumber), [leaseValue(lease)])
       return Number(reply) === 1
     },
+
+    appendTimeline: timeline.append,
+    readTimeline: timeline.read,
   }
 }

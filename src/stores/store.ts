@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import type { TimelineEntry, TimelineQuery } from './timeline.js'
 
 /**
  * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a
@@ -15,6 +16,13 @@ export interface ReceiverStore<TTransaction = undefined> {
   complete(lease: LeaseRef): Promise<boolean>
   /** Gives the lease up without recording anything (rolling a transactional claim back). False when not held. */
   release(lease: LeaseRef): Promise<boolean>
+  /**
+   * Optional: appends entries to the per-order timeline, kept as long as handled states. The receiver calls it
+   * in the background (never before answering) and logs a failure. Without it, no timeline is kept.
+   */
+  appendTimeline?(entries: readonly TimelineEntry[]): Promise<void>
+  /** Optional: the latest entries of one order_number or exchange_number, oldest first. Needed by receiver.timeline(). */
+  readTimeline?(query: TimelineQuery): Promise<TimelineEntry[]>
 }
 
 export interface LeaseRef {

@@ -63,7 +63,7 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}"`)
+      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
       await close()
     })
 
@@ -100,7 +100,7 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      await client.query(`DROP TABLE IF EXISTS "${table}"`)
+      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
       await close()
     })
 
@@ -193,7 +193,7 @@ export function transactionalSuite(subject: TransactionalSubject): void {
     })
     afterAll(async () => {
       for (const close of closers) await close()
-      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}"`)
+      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
     })
 
     /** Writes the order through the claim's transaction, then does `then` with it. */

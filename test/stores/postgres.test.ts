@@ -69,7 +69,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     // The contract leaves a claim or two open; in transactional mode, their transactions hold the table.
     const others = 'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()'
     await admin().query(others, [application])
-    await admin().query(`DROP TABLE IF EXISTS "${contractTable}"`)
+    await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_timeline"`)
     await Promise.all(pools.map((pool) => pool.end()))
   })
 
@@ -117,7 +117,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       await createOrders(admin(), orders)
     })
     afterAll(async () => {
-      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}"`)
+      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
     })
 
     /** Two receivers, each on a pool and store of its own; handler runs are counted outside both. */

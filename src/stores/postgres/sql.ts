@@ -9,6 +9,8 @@
  *                     live lease still holds it.
  */
 
+import { timelineSchemaStatements, timelineTable } from './timeline.js'
+
 export const DEFAULT_TABLE = 'fpx_collect'
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -19,6 +21,9 @@ export interface TableName {
   /** As written in SQL: quoted, schema-qualified when a schema was given. */
   readonly sql: string
   readonly indexSql: string
+  /** The schema as given (unquoted), if any, and the table's own name. */
+  readonly schema: string | undefined
+  readonly name: string
 }
 
 /** Parses `table` or `schema.table` (plain identifiers only: the name is spliced into SQL, so nothing else). */
@@ -30,6 +35,8 @@ export function tableName(name: string): TableName {
   return {
     sql: parts.map((part) => `"${part}"`).join('.'),
     indexSql: `"${table}_expires_at_idx"`,
+    schema: parts.length === 2 ? parts[0] : undefined,
+    name: table,
   }
 }
 
@@ -45,6 +52,7 @@ export function schemaStatements(table: TableName): string[] {
   expires_at timestamptz NOT NULL
 )`,
     `CREATE INDEX IF NOT EXISTS ${table.indexSql} ON ${table.sql} (expires_at)`,
+    ...timelineSchemaStatements(timelineTable(table)),
   ]
 }
 
