@@ -1,8 +1,9 @@
 import { defineConfig } from 'tsup'
 
 // Framework packages are the app's own (optional peer dependencies), and so is pdfkit (only the emulator's
-// receipts import it, lazily); never bundle them.
-const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit']
+// receipts import it, lazily), and so is @opentelemetry/api (imported when a receiver is created, if installed);
+// never bundle them.
+const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit', '@opentelemetry/api']
 
 export default defineConfig([
   {

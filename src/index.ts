@@ -18,10 +18,12 @@ export {
   type Delivery,
   type DeliveryHandler,
   type DeliveryKind,
+  type ErrorHandler,
   type Outcome,
   type PaymentEvent,
   type PaymentEventName,
   type PaymentHandler,
+  type PaymentHandlerError,
   type Receiver,
   type ReceiverOptions,
   type ReceiverResponse,
@@ -39,7 +41,6 @@ export {
 } from './receiver/answers.js'
 export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/store.js'
 export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './stores/timeline.js'
-export type { ErrorHandler, PaymentHandlerError } from './receiver/hooks.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { FieldInput } from './core/values.js'
 export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'

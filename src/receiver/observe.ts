@@ -7,14 +7,24 @@ import { performance } from 'node:perf_hooks'
 import type { RawDelivery } from '../core/body.js'
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/verify.js'
-import type { ReceiverResponse, ResultSource } from './receiver.js'
+import type { TimelineSource } from '../stores/timeline.js'
+import type { DeliveryResult } from './delivery-result.js'
 import type { Telemetry } from './telemetry.js'
 import type { TimelineRecorder } from './timeline.js'
 
 /** Accepts a result; the delivery passed in, when given, replaces the one the function was made for. */
 export type Accept = (delivery?: RawDelivery) => VerifiedPayment | Promise<VerifiedPayment>
-export type Receive = (source: ResultSource, what: string, accept: () => VerifiedPayment | Promise<VerifiedPayment>) => Promise<ReceiverResponse>
-export type ObservedReceive = (source: ResultSource, what: string, accept: Accept, delivery?: RawDelivery) => Promise<ReceiverResponse>
+export type Receive<S extends TimelineSource, R extends DeliveryResult> = (
+  source: S,
+  what: string,
+  accept: () => VerifiedPayment | Promise<VerifiedPayment>,
+) => Promise<R>
+export type ObservedReceive<S extends TimelineSource, R extends DeliveryResult> = (
+  source: S,
+  what: string,
+  accept: Accept,
+  delivery?: RawDelivery,
+) => Promise<R>
 
 /** A delivery whose body, if read lazily (readBody), is kept for a second look should it be refused. */
 function keepingBody(delivery: RawDelivery): { delivery: RawDelivery; body: () => RawDelivery } {
@@ -27,10 +37,10 @@ function keepingBody(delivery: RawDelivery): { delivery: RawDelivery; body: () =
   }
 }
 
-export function observe(
-  receive: Receive,
+export function observe<S extends TimelineSource, R extends DeliveryResult>(
+  receive: Receive<S, R>,
   parts: { timeline: TimelineRecorder; telemetry: Telemetry; logger: Logger },
-): ObservedReceive {
+): ObservedReceive<S, R> {
   const { timeline, telemetry, logger } = parts
   return (source, what, accept, delivery) => {
     const span = telemetry.start(source)

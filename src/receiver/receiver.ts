@@ -11,7 +11,7 @@ import { trustedPayment } from '../core/trusted.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
 import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
-import { type ErrorHandler, Hooks } from './hooks.js'
+import { type HandlerError, Hooks } from './hooks.js'
 import { observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { TimelineRecorder } from './timeline.js'
@@ -48,6 +48,11 @@ export interface PaymentEvent<TTransaction = undefined> {
 }
 
 export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
+
+/** What onError handlers receive: the handler's error in `errors` (and as `cause`), and the event it failed on. */
+export type PaymentHandlerError<TTransaction = undefined> = HandlerError<PaymentEvent<TTransaction>>
+
+export type ErrorHandler<TTransaction = undefined> = (error: PaymentHandlerError<TTransaction>) => void | Promise<void>
 
 export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed'
 
@@ -191,7 +196,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   let deliveries = 0
   const trustedShapes = new ShapeCache()
   const telemetry = new Telemetry(options.telemetry, logger)
-  const hooks = new Hooks<TTransaction>(logger, (error) => telemetry.recordException(error))
+  const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
   const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
 
   async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {

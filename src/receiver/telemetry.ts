@@ -8,7 +8,8 @@
  */
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/verify.js'
-import type { ReceiverResponse, ResultSource } from './receiver.js'
+import type { TimelineSource } from '../stores/timeline.js'
+import type { DeliveryResult } from './delivery-result.js'
 
 type Attributes = Record<string, string | number | boolean>
 
@@ -77,7 +78,7 @@ const BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0
 export interface DeliverySpan {
   /** Runs `work` with the span active, so the handlers' own spans (database, HTTP) nest under it. */
   run<T>(work: () => Promise<T>): Promise<T>
-  end(response: ReceiverResponse, verified: VerifiedPayment | undefined, seconds: number): void
+  end(response: DeliveryResult, verified: VerifiedPayment | undefined, seconds: number): void
 }
 
 export class Telemetry {
@@ -131,7 +132,7 @@ export class Telemetry {
     }
   }
 
-  start(source: ResultSource): DeliverySpan | undefined {
+  start(source: TimelineSource): DeliverySpan | undefined {
     const api = this.api
     const tracer = this.tracer
     if (api === undefined || tracer === undefined) return undefined

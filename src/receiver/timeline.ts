@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/verify.js'
 import type { ReceiverStore } from '../stores/store.js'
 import type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from '../stores/timeline.js'
-import type { ReceiverResponse, ResultSource } from './receiver.js'
+import type { DeliveryResult } from './delivery-result.js'
 
 /**
  * The receiver's side of the timeline: entries are queued and written to the store in batches after the answer
@@ -145,7 +145,7 @@ export function claimedNumbers(delivery: RawDelivery, maxBodyBytes: number): { e
 }
 
 /** The event that ends a delivery, from the receiver's answer. */
-export function closingEvent(response: ReceiverResponse): TimelineEvent {
+export function closingEvent(response: DeliveryResult): TimelineEvent {
   switch (response.outcome) {
     case 'processed':
     case 'duplicate':
@@ -160,7 +160,7 @@ export function closingEvent(response: ReceiverResponse): TimelineEvent {
 }
 
 export interface DeliveryRecord {
-  source: ResultSource | TimelineSource
+  source: TimelineSource
   attempt: string
   receivedAt: number
   verifiedAt: number
@@ -168,7 +168,7 @@ export interface DeliveryRecord {
   verified: VerifiedPayment | undefined
   /** For a refused delivery: the delivery, to read the numbers its body claims. */
   refused: RawDelivery | undefined
-  response: ReceiverResponse
+  response: DeliveryResult
 }
 
 /** received, then verified or refused, then the outcome: what one delivery adds to its payment's timeline. */
@@ -178,7 +178,7 @@ export function deliveryEntries(record: DeliveryRecord, maxBodyBytes: number): T
   // Nothing to file it under: a refusal whose body names no payment is only logged.
   if (verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return []
   const closing = closingEvent(response)
-  const source = record.source as TimelineSource
+  const source = record.source
   const state = verified?.state ?? null
   const exchangeNumber = verified?.exchangeNumber ?? claimed?.exchangeNumber ?? null
   const orderNumber = verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified)

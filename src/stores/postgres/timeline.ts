@@ -2,7 +2,6 @@
  * The PostgreSQL store's timeline: one row per entry in `<table>_timeline`, found by order_number or
  * exchange_number, deleted by prune() once past retention (counted from when the entry was written).
  */
-import type { TableName } from './sql.js'
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../timeline.js'
 
 export interface TimelineTable {
@@ -13,7 +12,7 @@ export interface TimelineTable {
 }
 
 /** `<table>_timeline` in the same schema, with short index suffixes that fit PostgreSQL's 63-byte names. */
-export function timelineTable(table: TableName): TimelineTable {
+export function timelineTable(table: { readonly schema: string | undefined; readonly name: string }): TimelineTable {
   const quote = (name: string) => (table.schema === undefined ? `"${name}"` : `"${table.schema}"."${name}"`)
   return {
     sql: quote(`${table.name}_timeline`),
