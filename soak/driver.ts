@@ -17,6 +17,7 @@ import { type PaymentPlan, planPayment } from './plan.js'
 import { createResources, dropResources, ledgerRows, type RunResources, storeState } from './resources.js'
 import { Sender } from './send.js'
 import { Fleet, type Kill } from './workers.js'
+import { PrivatePostgres, PrivateRedis } from './servers.js'
 
 const n = (value: number) => value.toLocaleString('en-US')
 
@@ -43,7 +44,30 @@ function tally(traffic: Traffic, plan: PaymentPlan): void {
       }
 }
 
+/** What the mid-run store restart did. */
+interface Restart {
+  atPayment: number
+  inFlight: number
+  crashedAt: number
+  /** From the crash until the store answered again. */
+  outageMs: number
+}
+
+const PERSISTENCE_NAMES = { none: 'no persistence (save \'\', appendonly no)', everysec: 'AOF, appendfsync everysec', always: 'AOF, appendfsync always' }
+
+/** With --restart-store, the run gets a private server of its own (crashed and restarted mid-run), else the shared one. */
 async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
+  if (!config.restartStore) return soakOn(store, config, undefined)
+  const server = store === 'redis' ? await PrivateRedis.start(config.redisPersistence) : await PrivatePostgres.start()
+  console.log(`\n== private ${store} on port ${server.port}${store === 'redis' ? `: ${PERSISTENCE_NAMES[config.redisPersistence]}` : ''}, crashed and restarted mid-run`)
+  try {
+    return await soakOn(store, store === 'redis' ? { ...config, redisUrl: server.url } : { ...config, databaseUrl: server.url }, server)
+  } finally {
+    await server.stop()
+  }
+}
+
+async function soakOn(store: StoreKind, config: SoakConfig, server: PrivateRedis | PrivatePostgres | undefined): Promise<boolean> {
   const tag = randomBytes(5).toString('hex')
   console.log(`\n== soak on ${store}: ${config.workers} workers, ${n(config.payments)} payments, ${config.kills} kills, seed ${config.seed}, run ${tag}`)
   console.log(
@@ -62,6 +86,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     poolSize: config.poolSize,
     redisUrl: config.redisUrl,
     databaseUrl: config.databaseUrl,
+    storeRestarts: server !== undefined,
   })
   current = { fleet, resources, keep: config.keep }
   const sender = new Sender(fleet, config.maxAttempts)
@@ -76,6 +101,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const killAt = Array.from({ length: config.kills }, (_, k) => Math.floor(((k + 1) * config.payments) / (config.kills + 1)))
     let killing: Promise<unknown> = Promise.resolve()
     let killFailed: unknown
+    let restarting: Promise<Restart> | undefined
     // A worker's fair share of the requests in flight.
     const busy = Math.max(1, Math.ceil(config.concurrency / config.workers))
     let done = 0
@@ -92,6 +118,12 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
             await Promise.all(wave.map((send, i) => sender.deliver(send, first + i)))
           }
         done++
+        if (server !== undefined && restarting === undefined && done >= config.payments / 2) {
+          const atPayment = done
+          const inFlight = fleet.inFlight
+          const crashedAt = Date.now()
+          restarting = server.crashAndRestart(config.downMs).then(() => ({ atPayment, inFlight, crashedAt, outageMs: Date.now() - crashedAt }))
+        }
         while (killAt.length > 0 && done >= (killAt[0] as number)) {
           killAt.shift()
           killing = killing
@@ -106,6 +138,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const seconds = (performance.now() - started) / 1000
     await killing
     if (killFailed !== undefined) throw killFailed
+    const restart = await restarting
     await fleet.stop()
 
     const rows = await ledgerRows(resources)
@@ -118,7 +151,10 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
       kills: fleet.kills,
       storeHandled: state.handled,
       leasesLeft: state.leasesLeft,
+      restartForgets: server === undefined ? undefined : store === 'redis' && config.redisPersistence !== 'always',
+      restartAt: restart?.crashedAt,
     })
+    if (server !== undefined && restart === undefined) findings.violations.set('the store was never restarted', { count: 1, examples: [] })
     for (const send of sender.stats.lost) {
       const entry = findings.violations.get('lost: a delivery never got a 2xx') ?? { count: 0, examples: [] }
       entry.count++
@@ -126,7 +162,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
       findings.violations.set('lost: a delivery never got a 2xx', entry)
     }
     if (fleet.kills.length !== config.kills) findings.violations.set('kills missing', { count: config.kills - fleet.kills.length, examples: [] })
-    report(store, config, traffic, sender, fleet.kills, findings, seconds)
+    report(store, config, traffic, sender, fleet.kills, findings, seconds, restart)
     return findings.violations.size === 0
   } finally {
     sender.close()
@@ -138,7 +174,16 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
   }
 }
 
-function report(store: StoreKind, config: SoakConfig, traffic: Traffic, sender: Sender, kills: readonly Kill[], findings: Findings, seconds: number): void {
+function report(
+  store: StoreKind,
+  config: SoakConfig,
+  traffic: Traffic,
+  sender: Sender,
+  kills: readonly Kill[],
+  findings: Findings,
+  seconds: number,
+  restart: Restart | undefined,
+): void {
   const { stats } = sender
   const responses = [...stats.responses].sort((a, b) => b[1] - a[1]).map(([label, count]) => `${label} × ${n(count)}`)
   const lines = [
@@ -161,6 +206,20 @@ function report(store: StoreKind, config: SoakConfig, traffic: Traffic, sender: 
         `(allowed ≤ ${n(findings.doubleRunBound)}${store === 'postgres' ? ': transactional, none' : ': requests in flight on the killed workers'}` +
         `${[...findings.doubleRunsByPid].map(([pid, count]) => `; pid ${pid} × ${count}`).join('')})`,
     ],
+    ...(restart === undefined
+      ? []
+      : [
+          [
+            'restart',
+            `${store}${store === 'redis' ? ` (${PERSISTENCE_NAMES[config.redisPersistence]})` : ', transactional'} crashed after payment ${n(restart.atPayment)} ` +
+              `with ${restart.inFlight} requests in flight, answering again after ${n(restart.outageMs)} ms`,
+          ],
+          [
+            'restart ∑',
+            `second runs across the restart ${n(findings.restartDoubleRuns)}, regressions ${n(findings.regressions)}, ` +
+              `payments the store forgot ${n(findings.forgotten)}, lost ${n(sender.stats.lost.length)}`,
+          ],
+        ]),
     ['throughput', `${n(Math.round(traffic.deliveries / seconds))} deliveries/s, ${n(Math.round(stats.requests / seconds))} requests/s, ${n(Math.round(config.payments / seconds))} payments/s (${seconds.toFixed(1)} s)`],
   ]
   for (const [label, text] of lines) console.log(`${(label as string).padEnd(11)} ${text}`)

@@ -25,6 +25,8 @@ export interface WorkerSettings {
   poolSize: number
   redisUrl: string
   databaseUrl: string
+  /** The store will be restarted: Redis commands wait for the reconnection (and in-flight ones are resent). */
+  storeRestarts: boolean
 }
 
 export type WorkerMessage = { type: 'ready'; port: number } | { type: 'failed'; message: string }

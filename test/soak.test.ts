@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
@@ -15,7 +15,7 @@ const TSX = import.meta.resolve('tsx')
 const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
 const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
 
-function runSoak(store: 'redis' | 'postgres'): Promise<{ code: number | null; output: string }> {
+function runSoak(store: 'redis' | 'postgres', extra: Record<string, string> = {}): Promise<{ code: number | null; output: string }> {
   const child = spawn(process.execPath, ['--import', TSX, DRIVER], {
     env: {
       ...process.env,
@@ -30,6 +30,7 @@ function runSoak(store: 'redis' | 'postgres'): Promise<{ code: number | null; ou
       // After the kill, the killed worker's leases keep their payments busy this long; long enough that a
       // handler slowed down by the rest of the test suite on two cores does not outlive its lease.
       SOAK_LEASE_MS: '6000',
+      ...extra,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
@@ -55,4 +56,40 @@ describe.concurrent('soak: several receiver processes, one store, a SIGKILL', ()
     expect(output).toMatch(/double runs 0 /)
     expect(code, output).toBe(0)
   }, 60_000)
+})
+
+// A private server of the run's own (redis-server, or initdb + pg_ctl), crashed mid-run and started again: the
+// shared ones are never restarted.
+const restartable = postgres && commandExists('redis-server') && commandExists('pg_ctl') && commandExists('initdb')
+
+function commandExists(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0
+}
+
+describe.concurrent('soak: the store crashes and restarts mid-run', () => {
+  const restartRun = { SOAK_KILLS: '0', SOAK_RESTART_STORE: 'true', SOAK_DOWN_MS: '500' }
+
+  it.skipIf(!restartable)('Redis with AOF appendfsync always: no second run, no regression, nothing forgotten', async () => {
+    const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'always' })
+    expect(output).toMatch(/^restart\s+redis \(AOF, appendfsync always\) crashed after payment \d+/m)
+    expect(output).toMatch(/second runs across the restart 0, regressions 0, payments the store forgot 0, lost 0/)
+    expect(code, output).toBe(0)
+  }, 180_000)
+
+  it.skipIf(!restartable)('Redis without persistence: the restart is reported with what it forgot, and nothing is lost', async () => {
+    const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'no' })
+    const figures = /second runs across the restart (\d+), regressions (\d+), payments the store forgot (\d+), lost 0/.exec(output)
+    expect(figures, output).not.toBeNull()
+    // Everything handled before the crash is forgotten, so the store's final state disagrees for those payments.
+    expect(Number(figures![3])).toBeGreaterThan(0)
+    expect(code, output).toBe(0)
+  }, 180_000)
+
+  it.skipIf(!restartable)('PostgreSQL, transactional: no second run across the restart', async () => {
+    const { code, output } = await runSoak('postgres', restartRun)
+    expect(output).toMatch(/^restart\s+postgres, transactional crashed after payment \d+/m)
+    expect(output).toMatch(/second runs across the restart 0, regressions 0, payments the store forgot 0, lost 0/)
+    expect(output).toMatch(/double runs 0 /)
+    expect(code, output).toBe(0)
+  }, 180_000)
 })
