@@ -152,7 +152,8 @@ async function soakOn(store: StoreKind, config: SoakConfig, server: PrivateRedis
       storeHandled: state.handled,
       leasesLeft: state.leasesLeft,
       restartForgets: server === undefined ? undefined : store === 'redis' && config.redisPersistence !== 'always',
-      restartAt: restart?.crashedAt,
+      restartWindow: restart === undefined ? undefined : { from: restart.crashedAt, to: restart.crashedAt + restart.outageMs },
+      restartInFlight: restart?.inFlight,
     })
     if (server !== undefined && restart === undefined) findings.violations.set('the store was never restarted', { count: 1, examples: [] })
     for (const send of sender.stats.lost) {
