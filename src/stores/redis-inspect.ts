@@ -88,8 +88,8 @@ export async function inspectRedis(send: RawCommand): Promise<RedisDurability> {
     restartForgets = settings.appendfsync === 'always' ? 'nothing' : settings.appendfsync === 'no' ? 'os-buffer' : settings.appendfsync === 'everysec' ? 'last-second' : 'unknown'
     if (settings.appendfsync === 'everysec')
       warnings.push(
-        'Redis appendfsync is everysec: a Redis crash loses up to the last second of recorded payment states, and their ' +
-          'handlers run again when the results are redelivered. Use appendfsync always to close that window.',
+        'Redis appendfsync is everysec: a machine crash (power loss, kernel panic) loses up to the last second of recorded ' +
+          'payment states, and their handlers run again when the results are redelivered. Use appendfsync always to close that window.',
       )
     else if (settings.appendfsync === 'no')
       warnings.push(

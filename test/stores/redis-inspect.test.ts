@@ -76,7 +76,7 @@ describe.skipIf(!available)('Redis durability check', () => {
     const { found, warnings } = await inspectWith(everysec.url, 'ioredis')
     expect(found).toMatchObject({ restartForgets: 'last-second', evicts: true, maxmemoryPolicy: 'volatile-lru' })
     expect(warnings).toHaveLength(2)
-    expect(warnings[0]).toMatch(/appendfsync is everysec: a Redis crash loses up to the last second/)
+    expect(warnings[0]).toMatch(/appendfsync is everysec: a machine crash \(power loss, kernel panic\) loses up to the last second/)
     expect(warnings[1]).toMatch(/^fpx-collect: IMPORTANT! Redis maxmemory-policy is volatile-lru\. It should be "noeviction"/)
   })
 
