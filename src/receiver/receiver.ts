@@ -161,9 +161,16 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
  * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
  * class and the typed payment is built only if someone reads it: most answers go out without anyone looking.
  */
+/*
+ * The verified result sits under a module Symbol, not a #private field: a copy that keeps the prototype
+ * (lodash's cloneDeep, Object.assign onto Object.create) must still read `payment`, not throw.
+ */
+const VERIFIED = Symbol('verified')
+
 class Answer implements ReceiverResponse {
-  error?: { code: ReceiverErrorCode; message: string }
-  readonly #verified: VerifiedPayment | undefined
+  // `declare`: no own `error: undefined` on successful answers ('error' in response stays false for them).
+  declare error?: { code: ReceiverErrorCode; message: string }
+  readonly [VERIFIED]: VerifiedPayment | undefined
 
   constructor(
     public status: number,
@@ -172,11 +179,11 @@ class Answer implements ReceiverResponse {
     public outcome: Outcome,
     verified: VerifiedPayment | undefined,
   ) {
-    this.#verified = verified
+    this[VERIFIED] = verified
   }
 
   get payment(): Payment | undefined {
-    return this.#verified?.payment
+    return this[VERIFIED]?.payment
   }
 
   /** JSON.stringify(response) shows the payment, as it did when it was an own property. */
@@ -204,7 +211,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
   readonly state: PaymentState
   readonly rendering: Rendering
   readonly credential: MatchedCredential | undefined
-  readonly #verified: VerifiedPayment
+  readonly [VERIFIED]: VerifiedPayment
 
   constructor(
     verified: VerifiedPayment,
@@ -213,7 +220,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
     readonly delivery: ResultSource,
     readonly transaction: TTransaction | undefined,
   ) {
-    this.#verified = verified
+    this[VERIFIED] = verified
     this.state = verified.state
     this.id = `${verified.exchangeNumber}:${verified.state}`
     this.rendering = verified.rendering
@@ -221,15 +228,15 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
   }
 
   get payment(): Payment {
-    return this.#verified.payment
+    return this[VERIFIED]?.payment as Payment
   }
 
   get fields(): Readonly<Record<string, unknown>> {
-    return this.#verified.fields
+    return this[VERIFIED]?.fields as Readonly<Record<string, unknown>>
   }
 
   get unsignedQuery(): Readonly<Record<string, string>> {
-    return this.#verified.unsignedQuery
+    return this[VERIFIED]?.unsignedQuery as Readonly<Record<string, string>>
   }
 
   /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
