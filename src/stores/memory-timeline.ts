@@ -9,14 +9,18 @@ const SWEEP_EVERY = 256
 
 /**
  * The memory store's timeline: a list of entries per order_number and per exchange_number (the same objects in
- * both), forgotten `retentionMs` after their last entry, at most MAX_TIMELINE_ENTRIES each (the oldest go first).
+ * both), forgotten `retentionMs` after their last entry, at most MAX_TIMELINE_ENTRIES each (the oldest go first),
+ * and at most `maxTrails` lists in all (the least recently touched go first), as the store caps its records.
  */
 export class MemoryTimeline {
   // Re-inserted on every append, so the map runs from the oldest expiry to the newest and a sweep stops early.
   private readonly trails = new Map<string, Trail>()
   private appends = 0
 
-  constructor(private readonly retentionMs: number) {}
+  constructor(
+    private readonly retentionMs: number,
+    private readonly maxTrails: number,
+  ) {}
 
   append(entries: readonly TimelineEntry[]): void {
     const now = Date.now()
@@ -42,6 +46,7 @@ export class MemoryTimeline {
     trail.expiresAt = now + this.retentionMs
     this.trails.delete(key)
     this.trails.set(key, trail)
+    if (this.trails.size > this.maxTrails) this.trails.delete(this.trails.keys().next().value as string)
   }
 
   private sweep(now: number): void {

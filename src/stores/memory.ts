@@ -50,7 +50,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
   const records = new Map<string, PaymentRecord>()
-  const timeline = new MemoryTimeline(retentionMs)
+  const timeline = new MemoryTimeline(retentionMs, 2 * maxEntries) // an order_number and an exchange_number per payment
   let operations = 0
 
   // Records are re-inserted whenever they are touched, so the map runs from the oldest expiry to the newest
