@@ -117,7 +117,8 @@ export class TimelineRecorder {
 
 function orderNumberOf(verified: VerifiedPayment): string | null {
   try {
-    return verified.payment.orderNumber
+    // The raw text: building the typed view for the timeline alone would cost more than the rest of a duplicate.
+    return verified.orderNumber
   } catch {
     return null
   }
