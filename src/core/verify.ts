@@ -42,6 +42,12 @@ export class VerifiedPayment {
     this.exchangeNumber = message.text('exchange_number') as string
   }
 
+  /** Whether the message carries a non-empty value for this field (a top-level one). */
+  has(name: string): boolean {
+    const value = this.message.text(name)
+    return value !== undefined && value !== ''
+  }
+
   /** order_number as received (always present: required), without building the typed view. */
   get orderNumber(): string {
     return this.message.text('order_number') as string

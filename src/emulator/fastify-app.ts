@@ -64,7 +64,7 @@ function handlerUrl(request: FastifyRequest, strict: boolean, notes: string[]): 
   for (const name of new Set(query.keys()))
     if (query.getAll(name).every((value) => value === '')) {
       query.delete(name)
-      notes.push(`query parameter ${name} was empty; treated as absent`)
+      notes.push(`query parameter ${JSON.stringify(name)} was empty; treated as absent`)
     }
   return url
 }

@@ -95,6 +95,13 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    */
   inbox?: InboxOptions
   /**
+   * Fields a verified result must carry beyond exchange_number, order_number and payment_status, or it is refused
+   * (400 `invalid_fields`), e.g. `['transaction_amount']`. The service's checksum signs the values in name order,
+   * not the names, so a result without an amount deserves a status check before fulfilment (README, "What a
+   * result must carry"). Default none: a genuine minimal result is never refused.
+   */
+  requireFields?: readonly string[]
+  /**
    * Keep the per-order timeline in the store (when the store has one: memory, Redis and PostgreSQL do). Written
    * in the background, after the answer. Default true.
    */
@@ -276,6 +283,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
   const busyWaitMs = options.busyWaitMs ?? 2000
+  const requireFields = options.requireFields ?? []
   const logger = options.logger ?? silentLogger
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
@@ -421,6 +429,18 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       logger.error({ err: error, delivery: source }, `unexpected error while reading ${what}`)
       return refused(new ReceiverError('internal_error', `unexpected error while reading ${what}`), 'failed')
     }
+    const missing = requireFields.filter((name) => !verified.has(name))
+    if (missing.length > 0) {
+      const error = new ReceiverError('invalid_fields', `the result lacks ${missing.join(', ')}, which requireFields asks for`, { fields: missing })
+      logger.warn({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber }, `refused ${what}: ${error.message}`)
+      return refused(error, 'rejected')
+    }
+    if (!verified.has('transaction_amount'))
+      logger.warn(
+        { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: source },
+        'a verified result carries no transaction_amount: the checksum does not sign field names, so confirm the ' +
+          'payment (client.paymentStatus) before fulfilling, or set requireFields: [\'transaction_amount\']',
+      )
     try {
       if (inbox === undefined) return await dispatch(verified, source)
       return await queue(inbox, verified, source)

@@ -139,7 +139,7 @@ describe('what was normalised is reported, and strict mode refuses it', () => {
     expect((await raw('GET', '/api/public/v1//banks/b2c/?status=&x=1')).status).toBe(200)
     const { warnings } = (await (await emulator.control('/warnings')).json()) as { warnings: Warning[] }
     expect(warnings.map(({ source, where, exchange_number, message }) => ({ source, where, exchange_number, message }))).toEqual([
-      { source: 'request', where: 'GET /public/v1/banks/b2c', exchange_number: null, message: 'query parameter status was empty; treated as absent' },
+      { source: 'request', where: 'GET /public/v1/banks/b2c', exchange_number: null, message: 'query parameter "status" was empty; treated as absent' },
       { source: 'request', where: 'GET /public/v1/banks/b2c', exchange_number: null, message: 'path /api/public/v1//banks/b2c/ was read as /api/public/v1/banks/b2c' },
     ])
     expect(logged).toEqual(warnings.map((warning) => `fpx-collect emulator: warning: ${warning.message} (${warning.where})`))

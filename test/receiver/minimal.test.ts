@@ -113,4 +113,20 @@ describe('minimal messages elsewhere', () => {
     const full = await answerDelivery(receiver, { kind: 'redirect', body, contentType: FORM }, {}, undefined)
     expect(full.body).toContain('RM 200.00')
   })
+
+  it('warns when a verified result carries no amount, and refuses it with requireFields', async () => {
+    const warnings: string[] = []
+    const logger = { debug() {}, info() {}, warn: (_details: object, message: string) => void warnings.push(message), error() {} }
+    const tolerant = createReceiver({ checksumToken: TOKEN, logger })
+    const accepted = await tolerant.handle({ kind: 'callback', body: signCallback(MINIMAL, TOKEN).body, contentType: FORM })
+    expect([accepted.status, accepted.outcome]).toEqual([200, 'processed'])
+    expect(warnings.some((message) => /carries no transaction_amount/.test(message) && /client\.paymentStatus/.test(message))).toBe(true)
+
+    const strict = createReceiver({ checksumToken: TOKEN, logger, requireFields: ['transaction_amount'] })
+    const refused = await strict.handle({ kind: 'callback', body: signCallback(MINIMAL, TOKEN).body, contentType: FORM })
+    expect([refused.status, refused.outcome, refused.error?.code]).toEqual([400, 'rejected', 'invalid_fields'])
+    expect(refused.error?.message).toMatch(/transaction_amount/)
+    const full = await strict.handle({ kind: 'callback', body: signCallback({ ...MINIMAL, transaction_amount: '1.00' }, TOKEN).body, contentType: FORM })
+    expect([full.status, full.outcome]).toEqual([200, 'processed'])
+  })
 })
