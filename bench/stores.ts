@@ -5,7 +5,8 @@
  *   Redis (ioredis, node-redis)  floor: a bare `SET key value NX PX 60000`, sent through the same raw-command path
  *                                the store uses (ioredis call(), node-redis sendCommand());
  *   PostgreSQL (pg Pool)         floor: a bare `INSERT INTO <scratch> VALUES ($1)` on the same pool, into a table
- *                                with a text primary key (like the store's), logged, autocommitted;
+ *                                with a text primary key (like the store's), logged, autocommitted, as a named
+ *                                prepared statement (like the store's);
  *   PGlite in memory             the same floor, on the same instance.
  * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
  * INSERT then UPDATE of the same row. Ratios against it are printed last.
@@ -144,13 +145,19 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
   const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
   const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
+  // On pg the floors use named prepared statements, as the store does (src/stores/postgres/prepared.ts): the
+  // least a round trip costs on that client. PGlite has no named statements; both send text there.
+  const run =
+    client instanceof pg.Pool
+      ? (name: string, text: string, values: unknown[]) => client.query({ name: `fpx_bench_${name}`, text, values })
+      : (_name: string, text: string, values: unknown[]) => db.query(text, values)
   return {
     floorName: 'INSERT',
-    floor: async (n) => void (await db.query(insert, [exchange(n)])),
+    floor: async (n) => void (await run('insert', insert, [exchange(n)])),
     floor2Name: 'INSERT; UPDATE',
     floor2: async (n) => {
-      await db.query(insert2, [exchange(n)])
-      await db.query(update2, [exchange(n)])
+      await run('insert2', insert2, [exchange(n)])
+      await run('update2', update2, [exchange(n)])
     },
     stores: [
       { name: `${label}`, store: postgresStore({ client, table: base, retentionMs: RETENTION_MS }) },
