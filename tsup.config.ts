@@ -1,9 +1,9 @@
 import { defineConfig } from 'tsup'
 
-// Framework packages are the app's own (optional peer dependencies), and so is pdfkit (only the emulator's
-// receipts import it, lazily); never bundle them.
-// pg and ioredis are the app's too: `fpx-collect inbox` loads them only when given such a URL.
-const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit', 'pg', 'ioredis', 'redis']
+// Framework packages are the app's own (optional peer dependencies), and so are pdfkit (only the emulator's
+// receipts import it, lazily) and @opentelemetry/api (imported when a receiver is created, if installed);
+// pg and ioredis are the app's too: `fpx-collect inbox` loads them only when given such a URL. Never bundle them.
+const external = ['express', 'koa', 'fastify', 'fastify-plugin', 'raw-body', 'zod', 'pdfkit', 'pg', 'ioredis', 'redis', '@opentelemetry/api']
 
 export default defineConfig([
   {

@@ -37,7 +37,10 @@ const fresh = signedCallbacks(OPS * (ROUNDS + 1) + 1, checksumToken)
 const signingSeconds = (performance.now() - started) / 1000
 
 let handled = 0
-const receiver = createReceiver({ checksumToken, store: memoryStore() })
+// BENCH_OBSERVE=0 measures the flow without the per-order timeline and OpenTelemetry (both on by default), to
+// show what those two cost per delivery.
+const observed = process.env.BENCH_OBSERVE !== '0'
+const receiver = createReceiver({ checksumToken, store: memoryStore(), ...(observed ? {} : { timeline: false, telemetry: false }) })
 const count = (): void => {
   handled++
 }
@@ -126,7 +129,7 @@ const summary = cases.map((task) => ({
 }))
 
 console.log(
-  `node ${process.version}; dist/ build; memory store; ${OPS} ops per case per round, median of ${ROUNDS} rounds ` +
+  `node ${process.version}; dist/ build; memory store; ${observed ? 'timeline and telemetry on (defaults)' : 'timeline and telemetry off (BENCH_OBSERVE=0)'}; ${OPS} ops per case per round, median of ${ROUNDS} rounds ` +
     `(after one warm-up round); ${fresh.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
 )
 console.table(

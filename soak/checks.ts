@@ -18,6 +18,8 @@ export interface LedgerRow {
   exchange_number: string
   state: PaymentState
   pid: number
+  /** When the handler wrote it (epoch ms, the database's clock on this machine). */
+  at: number
 }
 
 export interface Findings {
@@ -28,6 +30,12 @@ export interface Findings {
   doubleRunBound: number
   /** Double runs per killed pid. */
   doubleRunsByPid: Map<number, number>
+  /** With a store restart: second runs by processes never killed (the store forgot, or cut a completion). */
+  restartDoubleRuns: number
+  /** States that ran after a higher one had (a stale 99 after its 00, a failure after a success). */
+  regressions: number
+  /** Payments whose handled states the store no longer has at the end. */
+  forgotten: number
   /** Each kind of violation, with its count and a few examples. */
   violations: Map<string, { count: number; examples: string[] }>
 }
@@ -42,6 +50,22 @@ export interface CheckInput {
   /** The states the store says were handled, by exchange_number. */
   storeHandled: ReadonlyMap<string, readonly string[]>
   leasesLeft: number
+  /**
+   * Set when the store was restarted mid-run: whether its configuration may forget handled states (Redis without
+   * AOF always). Then second runs, regressions and forgotten states are reported as figures, not violations.
+   */
+  restartForgets?: boolean
+  /**
+   * When the store was down (epoch ms, from the crash until it answered again): a second run counts against the
+   * restart when its first run came before the store was back (a handler that ran on a claim the restart
+   * forgot) and the second after the crash.
+   */
+  restartWindow?: { from: number; to: number }
+  /**
+   * Requests in flight when the store crashed: where the store forgets nothing, the most second runs the crash
+   * may cause (runs whose completion the crash cut, as a worker's SIGKILL can).
+   */
+  restartInFlight?: number
 }
 
 const EXAMPLES = 5
@@ -68,35 +92,56 @@ export function check(input: CheckInput): Findings {
     states.set(row.state, group)
   }
 
+  const forgiving = input.restartForgets === true
   let pairs = 0
   let doubleRuns = 0
+  let restartDoubleRuns = 0
+  let regressions = 0
+  let forgotten = 0
   const doubleRunsByPid = new Map<number, number>()
   for (const [exchangeNumber, states] of byPayment) {
     const plan = input.payments.get(exchangeNumber)
     if (plan === undefined) violate('a ledger row for a payment the driver never sent', exchangeNumber)
     for (const [state, group] of states) {
       pairs++
-      if (plan !== undefined && !plan.expected.has(state))
-        violate('a state ran that must not have (a stale 99 after its final result)', `${exchangeNumber} ${state}`)
+      if (plan !== undefined && !plan.expected.has(state)) {
+        regressions++
+        if (!forgiving) violate('a state ran that must not have (a stale 99 after its final result)', `${exchangeNumber} ${state}`)
+      }
       const earlier = group.slice(0, -1)
       doubleRuns += earlier.length
       for (const row of earlier) {
         const where = `${exchangeNumber} ${state}: runs by pids ${group.map((r) => r.pid).join(', ')}`
         if (input.store === 'postgres') violate('a second run with the transactional PostgreSQL store', where)
-        else if (!killed.has(row.pid)) violate('a second run after a first run by a process that was never killed', where)
-        else doubleRunsByPid.set(row.pid, (doubleRunsByPid.get(row.pid) ?? 0) + 1)
+        else if (killed.has(row.pid)) doubleRunsByPid.set(row.pid, (doubleRunsByPid.get(row.pid) ?? 0) + 1)
+        else if (
+          input.restartForgets !== undefined &&
+          input.restartWindow !== undefined &&
+          row.at < input.restartWindow.to &&
+          (group.at(-1) as LedgerRow).at >= input.restartWindow.from
+        ) {
+          restartDoubleRuns++
+        } else violate('a second run after a first run by a process that was never killed', where)
       }
     }
     // Each state's completed run is its last row; completed runs must never move the payment backwards.
     const completed = [...states].map(([state, group]) => ({ state, id: (group.at(-1) as LedgerRow).id })).sort((a, b) => a.id - b.id)
     let previous: PaymentState | undefined
     for (const { state } of completed) {
-      if (previous !== undefined && rank(state) < rank(previous))
-        violate('a payment regressed (a lower state ran after a higher one)', `${exchangeNumber}: ${completed.map((c) => c.state).join(' then ')}`)
+      if (previous !== undefined && rank(state) < rank(previous)) {
+        // A stale 99 that ran is counted above already.
+        if (plan === undefined || plan.expected.has(state)) regressions++
+        if (!forgiving) violate('a payment regressed (a lower state ran after a higher one)', `${exchangeNumber}: ${completed.map((c) => c.state).join(' then ')}`)
+      }
       previous = state
     }
   }
 
+  if (input.restartForgets === false && input.store === 'redis' && restartDoubleRuns > (input.restartInFlight ?? 0))
+    violate(
+      'more second runs across the restart than the crash could cut',
+      `${restartDoubleRuns} second runs, ${input.restartInFlight ?? 0} requests in flight at the crash`,
+    )
   for (const [pid, count] of doubleRunsByPid) {
     const kill = killed.get(pid) as Kill
     if (count > kill.inFlight) violate('more double runs than the kill could cause', `pid ${pid}: ${count} double runs, ${kill.inFlight} requests in flight`)
@@ -110,10 +155,13 @@ export function check(input: CheckInput): Findings {
     if (highest !== plan.final) violate('the highest state handled is not the final one', `${exchangeNumber}: ${highest ?? 'none'}, expected ${plan.final}`)
     const handled = [...(input.storeHandled.get(exchangeNumber) ?? [])].sort().join(',')
     const expected = [...plan.expected].sort().join(',')
-    if (handled !== expected) violate('the store disagrees with the plan', `${exchangeNumber}: store [${handled}], expected [${expected}]`)
+    if (handled !== expected) {
+      forgotten++
+      if (!forgiving) violate('the store disagrees with the plan', `${exchangeNumber}: store [${handled}], expected [${expected}]`)
+    }
   }
   if (input.leasesLeft > 0) violate('leases left behind after every delivery was acknowledged', `${input.leasesLeft} leases`)
 
   const doubleRunBound = input.store === 'postgres' ? 0 : input.kills.reduce((sum, kill) => sum + kill.inFlight, 0)
-  return { rows: input.rows.length, pairs, doubleRuns, doubleRunBound, doubleRunsByPid, violations }
+  return { rows: input.rows.length, pairs, doubleRuns, doubleRunBound, doubleRunsByPid, restartDoubleRuns, regressions, forgotten, violations }
 }

@@ -40,6 +40,15 @@ export interface SoakConfig {
   backoffMaxMs: number
   redisUrl: string
   databaseUrl: string
+  /**
+   * Crash the store mid-run and start it again: a private Redis or PostgreSQL this run starts (never the system
+   * one), so that the restart touches nobody else's tests.
+   */
+  restartStore: boolean
+  /** The private Redis's persistence for --restart-store: none (save '', no AOF), AOF everysec or AOF always. */
+  redisPersistence: 'none' | 'everysec' | 'always'
+  /** How long the store stays down. */
+  downMs: number
 }
 
 /**
@@ -60,6 +69,12 @@ const DEFAULTS = {
   effectDelayMs: 2,
   maxAttempts: 60,
   poolSize: 10,
+}
+
+function persistence(text: string): SoakConfig['redisPersistence'] {
+  if (text === 'no' || text === 'none') return 'none'
+  if (text === 'everysec' || text === 'always') return text
+  throw new Error(`redis-aof must be no, everysec or always, not "${text}"`)
 }
 
 /** `--payments=300 --store redis` → { payments: '300', store: 'redis' }. */
@@ -117,6 +132,9 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
     backoffMaxMs: count('backoff-max-ms', 5000),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+    restartStore: ['1', 'true', 'yes'].includes(raw('restart-store') ?? ''),
+    redisPersistence: persistence(raw('redis-aof') ?? 'no'),
+    downMs: count('down-ms', 1000, 0),
   }
   // A misspelt flag silently running the defaults would be a soak of the wrong thing.
   for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)

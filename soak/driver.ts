@@ -19,6 +19,7 @@ import { type PaymentPlan, planPayment } from './plan.js'
 import { createResources, dropResources, ledgerRows, type RunResources, storeState } from './resources.js'
 import { Sender } from './send.js'
 import { Fleet, type Kill } from './workers.js'
+import { PrivatePostgres, PrivateRedis } from './servers.js'
 
 const n = (value: number) => value.toLocaleString('en-US')
 
@@ -45,7 +46,30 @@ function tally(traffic: Traffic, plan: PaymentPlan): void {
       }
 }
 
+/** What the mid-run store restart did. */
+interface Restart {
+  atPayment: number
+  inFlight: number
+  crashedAt: number
+  /** From the crash until the store answered again. */
+  outageMs: number
+}
+
+const PERSISTENCE_NAMES = { none: 'no persistence (save \'\', appendonly no)', everysec: 'AOF, appendfsync everysec', always: 'AOF, appendfsync always' }
+
+/** With --restart-store, the run gets a private server of its own (crashed and restarted mid-run), else the shared one. */
 async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
+  if (!config.restartStore) return soakOn(store, config, undefined)
+  const server = store === 'redis' ? await PrivateRedis.start(config.redisPersistence) : await PrivatePostgres.start()
+  console.log(`\n== private ${store} on port ${server.port}${store === 'redis' ? `: ${PERSISTENCE_NAMES[config.redisPersistence]}` : ''}, crashed and restarted mid-run`)
+  try {
+    return await soakOn(store, store === 'redis' ? { ...config, redisUrl: server.url } : { ...config, databaseUrl: server.url }, server)
+  } finally {
+    await server.stop()
+  }
+}
+
+async function soakOn(store: StoreKind, config: SoakConfig, server: PrivateRedis | PrivatePostgres | undefined): Promise<boolean> {
   const tag = randomBytes(5).toString('hex')
   console.log(`\n== soak on ${store}: ${config.workers} workers, ${n(config.payments)} payments, ${config.kills} kills, seed ${config.seed}, run ${tag}`)
   console.log(
@@ -67,6 +91,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     databaseUrl: config.databaseUrl,
     // The outage starts now, before any traffic, and outlasts it.
     ...(config.inbox ? { inbox: { outageStartAt: Date.now(), outageEndAt: Number.MAX_SAFE_INTEGER, backoffMaxMs: config.backoffMaxMs } } : {}),
+    storeRestarts: server !== undefined,
   })
   const outageStartAt = Date.now()
   current = { fleet, resources, keep: config.keep }
@@ -82,6 +107,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     const killAt = Array.from({ length: config.kills }, (_, k) => Math.floor(((k + 1) * config.payments) / (config.kills + 1)))
     let killing: Promise<unknown> = Promise.resolve()
     let killFailed: unknown
+    let restarting: Promise<Restart> | undefined
     // A worker's fair share of the requests in flight.
     const busy = Math.max(1, Math.ceil(config.concurrency / config.workers))
     let done = 0
@@ -98,6 +124,12 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
             await Promise.all(wave.map((send, i) => sender.deliver(send, first + i)))
           }
         done++
+        if (server !== undefined && restarting === undefined && done >= config.payments / 2) {
+          const atPayment = done
+          const inFlight = fleet.inFlight
+          const crashedAt = Date.now()
+          restarting = server.crashAndRestart(config.downMs).then(() => ({ atPayment, inFlight, crashedAt, outageMs: Date.now() - crashedAt }))
+        }
         while (killAt.length > 0 && done >= (killAt[0] as number)) {
           killAt.shift()
           killing = killing
@@ -113,6 +145,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     await killing
     if (killFailed !== undefined) throw killFailed
     const figures = config.inbox ? await drainInbox(store, config, resources, fleet, outageStartAt) : undefined
+    const restart = await restarting
     await fleet.stop()
 
     const rows = await ledgerRows(resources)
@@ -125,7 +158,11 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
       kills: fleet.kills,
       storeHandled: state.handled,
       leasesLeft: state.leasesLeft,
+      restartForgets: server === undefined ? undefined : store === 'redis' && config.redisPersistence !== 'always',
+      restartWindow: restart === undefined ? undefined : { from: restart.crashedAt, to: restart.crashedAt + restart.outageMs },
+      restartInFlight: restart?.inFlight,
     })
+    if (server !== undefined && restart === undefined) findings.violations.set('the store was never restarted', { count: 1, examples: [] })
     for (const send of sender.stats.lost) {
       const entry = findings.violations.get('lost: a delivery never got a 2xx') ?? { count: 0, examples: [] }
       entry.count++
@@ -136,7 +173,7 @@ async function soak(store: StoreKind, config: SoakConfig): Promise<boolean> {
     if (fleet.kills.length !== config.kills + drainKills) findings.violations.set('kills missing', { count: config.kills - fleet.kills.length, examples: [] })
     if (figures !== undefined)
       for (const [kind, example] of inboxReport(figures, config).violations) findings.violations.set(kind, { count: 1, examples: [example] })
-    report(store, config, traffic, sender, fleet.kills, findings, seconds, figures)
+    report(store, config, traffic, sender, fleet.kills, findings, seconds, figures, restart)
     return findings.violations.size === 0
   } finally {
     sender.close()
@@ -157,6 +194,7 @@ function report(
   findings: Findings,
   seconds: number,
   figures: InboxFigures | undefined,
+  restart: Restart | undefined,
 ): void {
   const { stats } = sender
   const responses = [...stats.responses].sort((a, b) => b[1] - a[1]).map(([label, count]) => `${label} × ${n(count)}`)
@@ -180,6 +218,20 @@ function report(
         `(allowed ≤ ${n(findings.doubleRunBound)}${store === 'postgres' ? ': transactional, none' : ': requests in flight on the killed workers'}` +
         `${[...findings.doubleRunsByPid].map(([pid, count]) => `; pid ${pid} × ${count}`).join('')})`,
     ],
+    ...(restart === undefined
+      ? []
+      : [
+          [
+            'restart',
+            `${store}${store === 'redis' ? ` (${PERSISTENCE_NAMES[config.redisPersistence]})` : ', transactional'} crashed after payment ${n(restart.atPayment)} ` +
+              `with ${restart.inFlight} requests in flight, answering again after ${n(restart.outageMs)} ms`,
+          ],
+          [
+            'restart ∑',
+            `second runs across the restart ${n(findings.restartDoubleRuns)}, regressions ${n(findings.regressions)}, ` +
+              `payments the store forgot ${n(findings.forgotten)}, lost ${n(sender.stats.lost.length)}`,
+          ],
+        ]),
     ['throughput', `${n(Math.round(traffic.deliveries / seconds))} deliveries/s, ${n(Math.round(stats.requests / seconds))} requests/s, ${n(Math.round(config.payments / seconds))} payments/s (${seconds.toFixed(1)} s)`],
   ]
   if (figures !== undefined) lines.push(...inboxReport(figures, config).lines)

@@ -30,6 +30,8 @@ export interface WorkerSettings {
    * { type: 'recover', at }), and back off up to backoffMaxMs.
    */
   inbox?: { outageStartAt: number; outageEndAt: number; backoffMaxMs: number }
+  /** The store will be restarted: Redis commands wait for the reconnection (and in-flight ones are resent). */
+  storeRestarts: boolean
 }
 
 export type WorkerMessage = { type: 'ready'; port: number } | { type: 'failed'; message: string }

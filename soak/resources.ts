@@ -31,6 +31,8 @@ export async function createResources(store: StoreKind, config: SoakConfig, tag:
     pool,
     redis: store === 'redis' ? new Redis(config.redisUrl, { maxRetriesPerRequest: 2 }) : undefined,
   }
+  // Refused reconnections while a --restart-store run has the server down; the queries at the end report theirs.
+  resources.redis?.on('error', () => {})
   try {
     await pool.query(`CREATE TABLE "${resources.ledgerTable}" ${LEDGER_COLUMNS}`)
     // Made once here rather than by four workers racing to create it on their first claim.
@@ -44,7 +46,7 @@ export async function createResources(store: StoreKind, config: SoakConfig, tag:
 
 export async function ledgerRows(resources: RunResources): Promise<LedgerRow[]> {
   const { rows } = await resources.pool.query<LedgerRow>(
-    `SELECT id::float8 AS id, exchange_number, state, pid FROM "${resources.ledgerTable}" ORDER BY id`,
+    `SELECT id::float8 AS id, exchange_number, state, pid, extract(epoch FROM at)::float8 * 1000 AS at FROM "${resources.ledgerTable}" ORDER BY id`,
   )
   return rows
 }
@@ -92,7 +94,7 @@ async function deleteRedisKeys(redis: Redis, prefix: string): Promise<number> {
 /** Drops the tables and keys (unless `keep`) and closes the connections; never throws. */
 export async function dropResources(resources: RunResources, keep: boolean): Promise<void> {
   if (!keep) {
-    await resources.pool.query(`DROP TABLE IF EXISTS "${resources.ledgerTable}", "${resources.storeTable}", "${resources.storeTable}_inbox"`).catch((error: Error) => {
+    await resources.pool.query(`DROP TABLE IF EXISTS "${resources.ledgerTable}", "${resources.storeTable}", "${resources.storeTable}_inbox", "${resources.storeTable}_timeline"`).catch((error: Error) => {
       console.error(`could not drop the soak tables: ${error.message}`)
     })
     if (resources.redis !== undefined)

@@ -74,8 +74,11 @@ const inbox =
     : { pollMs: 250, concurrency: Math.max(1, settings.poolSize - 2), maxAttempts: 100_000, backoff: { baseMs: 250, maxMs: settings.inbox.backoffMaxMs } }
 const common = { checksumToken: TOKEN, leaseMs: settings.leaseMs, logger, ...(inbox === undefined ? {} : { inbox }) }
 if (settings.store === 'redis') {
-  redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: 2 })
-  receiver = createReceiver({ ...common, store: redisStore({ client: redis, prefix: settings.redisPrefix }) })
+  // Across a restart, ioredis resends the commands it had in flight once it reconnects, if they may wait for it.
+  redis = new Redis(settings.redisUrl, { maxRetriesPerRequest: settings.storeRestarts ? null : 2 })
+  // A restart's refused reconnections are expected; the commands' own failures are what the receiver reports.
+  redis.on('error', () => {})
+  receiver = createReceiver({ ...common, store: redisStore({ client: redis, prefix: settings.redisPrefix, logger: { warn: () => {}, debug: () => {} } }) })
 } else {
   // A short lock timeout frees the connection of a duplicate that finds the row held: it answers 409 instead.
   const store = postgresStore({ client: pool, table: settings.storeTable, transactional: true, lockTimeoutMs: 500, pruneEvery: 0 })

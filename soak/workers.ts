@@ -92,6 +92,11 @@ export class Fleet {
     return this.slots.length
   }
 
+  /** Requests sent to live workers and not yet answered. */
+  get inFlight(): number {
+    return this.slots.reduce((sum, worker) => sum + (worker?.alive ? worker.inFlight : 0), 0)
+  }
+
   /** A live worker, `preferred` when it is up; undefined only while every worker is down. */
   pick(preferred: number): Worker | undefined {
     for (let i = 0; i < this.slots.length; i++) {

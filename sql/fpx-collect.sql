@@ -1,6 +1,7 @@
 -- The table of fpx-collect's PostgreSQL store (`fpx-collect/postgres`), for those who manage their schema
 -- themselves. The store creates exactly this on first use when the table is missing; with the table made from
--- this file, its database role needs only SELECT, INSERT, UPDATE and DELETE on it.
+-- this file, its database role needs only SELECT, INSERT, UPDATE and DELETE on the tables (and USAGE on the
+-- timeline's id sequence, fpx_collect_timeline_id_seq).
 --
 -- For another table name (the store's `table` option), replace fpx_collect in every statement.
 --
@@ -48,3 +49,32 @@ CREATE TABLE IF NOT EXISTS "fpx_collect_inbox" (
 );
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_inbox_due_idx" ON "fpx_collect_inbox" (status, next_attempt_at);
+
+-- The per-order timeline (receiver.timeline()): one row per entry, read by order_number or exchange_number,
+-- pruned with the table above. Another table name: replace fpx_collect in the names below too.
+--
+--   event             received, refused, verified, duplicate, stale, busy, handler_failed, failed, processed, dead_lettered
+--   verified          false when the numbers were read from a refused (unverified) message
+--   attempt           groups the entries of one delivery or inbox attempt
+
+CREATE TABLE IF NOT EXISTS "fpx_collect_timeline" (
+  id bigserial PRIMARY KEY,
+  at timestamptz NOT NULL,
+  event text NOT NULL,
+  exchange_number text,
+  order_number text,
+  state text,
+  source text NOT NULL,
+  attempt text NOT NULL,
+  verified boolean NOT NULL,
+  code text,
+  status integer,
+  message text,
+  expires_at timestamptz NOT NULL
+);
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_tl_ex_idx" ON "fpx_collect_timeline" (exchange_number, at);
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_tl_ord_idx" ON "fpx_collect_timeline" (order_number, at);
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_tl_exp_idx" ON "fpx_collect_timeline" (expires_at);

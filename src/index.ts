@@ -19,10 +19,12 @@ export {
   type Delivery,
   type DeliveryHandler,
   type DeliveryKind,
+  type ErrorHandler,
   type Outcome,
   type PaymentEvent,
   type PaymentEventName,
   type PaymentHandler,
+  type PaymentHandlerError,
   type Receiver,
   type ReceiverOptions,
   type ReceiverResponse,
@@ -42,5 +44,7 @@ export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/stor
 export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from './inbox/inbox.js'
 export type { BackoffOptions } from './inbox/backoff.js'
 export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './inbox/queue.js'
+export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './stores/timeline.js'
+export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { FieldInput } from './core/values.js'
 export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'

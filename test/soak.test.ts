@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
@@ -75,4 +75,41 @@ describe.concurrent('soak in inbox mode: a handler outage, then recovery', () =>
     expect(output).toMatch(/double runs 0 /)
     expect(code, output).toBe(0)
   }, 90_000)
+})
+
+// A private server of the run's own (redis-server, or initdb + pg_ctl), crashed mid-run and started again: the
+// shared ones are never restarted.
+const restartable = postgres && commandExists('redis-server') && commandExists('pg_ctl') && commandExists('initdb')
+
+function commandExists(name: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0
+}
+
+describe.concurrent('soak: the store crashes and restarts mid-run', () => {
+  const restartRun = { SOAK_KILLS: '0', SOAK_RESTART_STORE: 'true', SOAK_DOWN_MS: '500' }
+
+  it.skipIf(!restartable)('Redis with AOF appendfsync always: no regression, nothing forgotten, second runs only where the crash cut a run', async () => {
+    const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'always' })
+    expect(output).toMatch(/^restart\s+redis \(AOF, appendfsync always\) crashed after payment \d+/m)
+    // The driver fails the run when the second runs exceed the requests in flight at the crash.
+    expect(output).toMatch(/second runs across the restart \d+, regressions 0, payments the store forgot 0, lost 0/)
+    expect(code, output).toBe(0)
+  }, 180_000)
+
+  it.skipIf(!restartable)('Redis without persistence: the restart is reported with what it forgot, and nothing is lost', async () => {
+    const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'no' })
+    const figures = /second runs across the restart (\d+), regressions (\d+), payments the store forgot (\d+), lost 0/.exec(output)
+    expect(figures, output).not.toBeNull()
+    // Everything handled before the crash is forgotten, so the store's final state disagrees for those payments.
+    expect(Number(figures![3])).toBeGreaterThan(0)
+    expect(code, output).toBe(0)
+  }, 180_000)
+
+  it.skipIf(!restartable)('PostgreSQL, transactional: no second run across the restart', async () => {
+    const { code, output } = await runSoak('postgres', restartRun)
+    expect(output).toMatch(/^restart\s+postgres, transactional crashed after payment \d+/m)
+    expect(output).toMatch(/second runs across the restart 0, regressions 0, payments the store forgot 0, lost 0/)
+    expect(output).toMatch(/double runs 0 /)
+    expect(code, output).toBe(0)
+  }, 180_000)
 })

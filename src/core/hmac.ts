@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto'
+import { createHmac, hash } from 'node:crypto'
 
 /**
  * HMAC-SHA256 (RFC 2104) as two one-shot SHA-256 calls over precomputed pads:
@@ -21,8 +21,12 @@ interface PaddedKey {
   readonly outer: Buffer
 }
 
+// Messages longer than this go through createHmac: the scratch must not grow to (and keep) the largest ever seen.
+const MAX_SCRATCH = 64 * 1024
+
 const keys = new Map<string, PaddedKey>()
-let scratch = Buffer.allocUnsafe(4096)
+// allocUnsafeSlow: never a slice of Node's shared pool, where the key-derived pad would sit beside other buffers.
+let scratch = Buffer.allocUnsafeSlow(4096)
 /** The key whose inner pad is in scratch[0, 64) now; most receivers use one key for every message. */
 let scratchKey: PaddedKey | undefined
 
@@ -46,10 +50,11 @@ function paddedKey(key: string): PaddedKey {
 
 /** HMAC-SHA256 of `data` (a string is taken as UTF-8) keyed by the UTF-8 bytes of `key`, as lowercase hex. */
 export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
-  const padded = paddedKey(key)
   const room = BLOCK + (typeof data === 'string' ? data.length * 3 : data.length)
+  if (room > MAX_SCRATCH) return createHmac('sha256', key).update(data).digest('hex')
+  const padded = paddedKey(key)
   if (scratch.length < room) {
-    scratch = Buffer.allocUnsafe(Math.max(room, scratch.length * 2))
+    scratch = Buffer.allocUnsafeSlow(Math.min(MAX_SCRATCH, Math.max(room, scratch.length * 2)))
     scratchKey = undefined
   }
   if (scratchKey !== padded) {
@@ -63,6 +68,8 @@ export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
   return hash('sha256', padded.outer, 'hex')
 }
 
+const HEX = /^[0-9a-fA-F]*$/
+
 /**
  * Whether `received` (64 hexadecimal digits, either case: it must have passed CHECKSUM_PATTERN) spells the same
  * digest as `expected` (lowercase hex, from hmacSha256Hex), in constant time.
@@ -75,7 +82,8 @@ export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
  * cost two allocations per delivery.
  */
 export function hexDigestsEqual(expected: string, received: string): boolean {
-  if (expected.length !== received.length) return false
+  // `| 0x20` would also map some control characters onto digits: only hex digits may come in (a public check).
+  if (expected.length !== received.length || !HEX.test(received)) return false
   let difference = 0
   for (let i = 0; i < expected.length; i++) difference |= expected.charCodeAt(i) ^ (received.charCodeAt(i) | 0x20)
   return difference === 0

@@ -42,6 +42,11 @@ export class VerifiedPayment {
     this.exchangeNumber = message.text('exchange_number') as string
   }
 
+  /** order_number as received (always present: required), without building the typed view. */
+  get orderNumber(): string {
+    return this.message.text('order_number') as string
+  }
+
   /** The typed view: booleans, amounts in sen, dates. */
   get payment(): Payment {
     this.cachedPayment ??= toPayment(

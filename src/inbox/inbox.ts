@@ -77,6 +77,8 @@ export interface InboxHost {
   logger: Logger
   /** Claims, runs the handlers and completes, exactly as for a delivery. Never throws. */
   dispatch(verified: VerifiedPayment, source: InboxSource): Promise<AttemptAnswer>
+  /** Told of every attempt's outcome, for the per-order timeline; `dead` when it was dead-lettered. Never throws. */
+  attempted?(verified: VerifiedPayment, answer: AttemptAnswer, dead: boolean): void
 }
 
 /** The store side, for createReceiver: a store that can keep an inbox. */
@@ -134,6 +136,8 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
       return
     }
     const answer = await host.dispatch(verified, entry.source)
+    const dead = !DONE.has(answer.outcome) && answer.outcome !== 'busy' && (answer.outcome === 'rejected' || entry.attempts >= maxAttempts)
+    host.attempted?.(verified, answer, dead)
     if (DONE.has(answer.outcome)) {
       await queue.finish(entry).catch((error: unknown) => {
         // The store recorded the state: the next attempt finds it a duplicate and removes the entry then.
@@ -148,7 +152,6 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     }
     const cause = answer.cause instanceof Error ? `: ${answer.cause.message}` : answer.cause === undefined ? '' : `: ${String(answer.cause)}`
     const error = `${answer.error?.code ?? answer.outcome}${cause}`
-    const dead = answer.outcome === 'rejected' || entry.attempts >= maxAttempts
     const delayMs = dead ? 0 : backoffDelay(entry.attempts, backoff)
     if (dead) logger.error({ ...log, error }, `dead-lettered after ${entry.attempts} attempts; retry it with receiver.inbox.retry() or fpx-collect inbox retry`)
     else logger.warn({ ...log, error, retryInMs: delayMs }, 'an inbox attempt failed; it will be retried')

@@ -13,6 +13,11 @@ import { type AcceptingInbox, createInbox, disabledInbox, type InboxOptions, typ
 import { handlerFailures } from './failures.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
+import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
+import { type HandlerError, Hooks } from './hooks.js'
+import { observe } from './observe.js'
+import { Telemetry, type TelemetryOptions } from './telemetry.js'
+import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 
 export type DeliveryKind = 'callback' | 'redirect'
 
@@ -54,6 +59,11 @@ export interface PaymentEvent<TTransaction = undefined> {
 
 export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
 
+/** What onError handlers receive: the handler's error in `errors` (and as `cause`), and the event it failed on. */
+export type PaymentHandlerError<TTransaction = undefined> = HandlerError<PaymentEvent<TTransaction>>
+
+export type ErrorHandler<TTransaction = undefined> = (error: PaymentHandlerError<TTransaction>) => void | Promise<void>
+
 /** `queued`: inbox mode wrote the verified result to the inbox; workers run the handlers. */
 export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed' | 'queued'
 
@@ -84,10 +94,35 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * once; the handlers run from the inbox with retries, backoff and a dead-letter state. See ReceiverInbox.
    */
   inbox?: InboxOptions
+  /**
+   * Keep the per-order timeline in the store (when the store has one: memory, Redis and PostgreSQL do). Written
+   * in the background, after the answer. Default true.
+   */
+  timeline?: boolean
+  /**
+   * OpenTelemetry spans and metrics. By default on when `@opentelemetry/api` is installed (imported when the
+   * receiver is created), off otherwise; `false` turns them off, an object passes the API or providers in.
+   */
+  telemetry?: boolean | TelemetryOptions
 }
 
 export interface Receiver<TTransaction = undefined> {
   on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
+  /** A handler for every payment event, run after the event's own handlers. Returns a function that removes it. */
+  onAny(handler: PaymentHandler<TTransaction>): () => void
+  /**
+   * Told (not awaited) when a handler threw, with an AggregateError holding the error and `event`. The delivery
+   * still fails (500) and is handled again on redelivery. Returns a function that removes it.
+   */
+  onError(handler: ErrorHandler<TTransaction>): () => void
+  /**
+   * The timeline of one payment, oldest first: every delivery (received, verified or refused, then its outcome)
+   * and every inbox attempt. By order_number (a string, or `{ orderNumber }`) or `{ exchangeNumber }`.
+   * Rejects with a TypeError when the store keeps no timeline.
+   */
+  timeline(query: string | TimelineQuery): Promise<TimelineEntry[]>
+  /** Writes the timeline entries still queued. At shutdown, await it before closing the store's client. */
+  flush(): Promise<void>
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
   handle(delivery: Delivery): Promise<ReceiverResponse>
   /**
@@ -126,9 +161,16 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
  * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
  * class and the typed payment is built only if someone reads it: most answers go out without anyone looking.
  */
+/*
+ * The verified result sits under a module Symbol, not a #private field: a copy that keeps the prototype
+ * (lodash's cloneDeep, Object.assign onto Object.create) must still read `payment`, not throw.
+ */
+const VERIFIED = Symbol('verified')
+
 class Answer implements ReceiverResponse {
-  error?: { code: ReceiverErrorCode; message: string }
-  readonly #verified: VerifiedPayment | undefined
+  // `declare`: no own `error: undefined` on successful answers ('error' in response stays false for them).
+  declare error?: { code: ReceiverErrorCode; message: string }
+  readonly [VERIFIED]: VerifiedPayment | undefined
 
   constructor(
     public status: number,
@@ -137,11 +179,11 @@ class Answer implements ReceiverResponse {
     public outcome: Outcome,
     verified: VerifiedPayment | undefined,
   ) {
-    this.#verified = verified
+    this[VERIFIED] = verified
   }
 
   get payment(): Payment | undefined {
-    return this.#verified?.payment
+    return this[VERIFIED]?.payment
   }
 
   /** JSON.stringify(response) shows the payment, as it did when it was an own property. */
@@ -169,7 +211,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
   readonly state: PaymentState
   readonly rendering: Rendering
   readonly credential: MatchedCredential | undefined
-  readonly #verified: VerifiedPayment
+  readonly [VERIFIED]: VerifiedPayment
 
   constructor(
     verified: VerifiedPayment,
@@ -178,7 +220,7 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
     readonly delivery: ResultSource,
     readonly transaction: TTransaction | undefined,
   ) {
-    this.#verified = verified
+    this[VERIFIED] = verified
     this.state = verified.state
     this.id = `${verified.exchangeNumber}:${verified.state}`
     this.rendering = verified.rendering
@@ -186,15 +228,15 @@ class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
   }
 
   get payment(): Payment {
-    return this.#verified.payment
+    return this[VERIFIED]?.payment as Payment
   }
 
   get fields(): Readonly<Record<string, unknown>> {
-    return this.#verified.fields
+    return this[VERIFIED]?.fields as Readonly<Record<string, unknown>>
   }
 
   get unsignedQuery(): Readonly<Record<string, string>> {
-    return this.#verified.unsignedQuery
+    return this[VERIFIED]?.unsignedQuery as Readonly<Record<string, string>>
   }
 
   /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
@@ -249,6 +291,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const ownerPrefix = `${randomUUID()}:`
   let deliveries = 0
   const trustedShapes = new ShapeCache()
+  const telemetry = new Telemetry(options.telemetry, logger)
+  const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
+  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
 
   async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
@@ -320,9 +365,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     const name = EVENT_NAMES[state]
     const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
     try {
-      const list = handlers[name]
-      // A handler that removes itself while running must not make the next one skip.
-      const running = list.length === 1 ? list : list.slice()
+      const running = hooks.handlersFor(handlers[name], name, log)
       for (let i = 0; i < running.length; i++) {
         // A handler that returns nothing (most do) costs no tick.
         const result = (running[i] as PaymentHandler<TTransaction>)(event)
@@ -330,6 +373,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     } catch (error) {
       logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+      hooks.handlerFailed(error, event)
       await store.release(lease).catch((releaseError: unknown) => {
         logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
       })
@@ -357,7 +401,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
    * What both entry points share: accept the result (by its checksum, or because it came over the API), then
    * dispatch it; every failure becomes an answer, never a throw.
    */
-  async function receive(
+  async function receiveOnce(
     source: ResultSource,
     what: string,
     accept: () => VerifiedPayment | Promise<VerifiedPayment>,
@@ -413,7 +457,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
             }
             return { outcome: response.outcome, headers: response.headers, error: response.error, cause: handlerFailures.get(response) }
           },
+          attempted(verified, answer, dead) {
+            if (timeline.enabled) timeline.record(inboxAttemptEntries(verified, answer, dead, timeline.nextAttempt()))
+          },
         })
+
+  const receive = observe(receiveOnce, { timeline, telemetry, logger })
 
   return {
     inbox: inbox ?? disabledInbox(),
@@ -429,7 +478,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       }
     },
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', () => verifier.verifyNow(delivery)),
+    onAny: (handler) => hooks.onAny(handler),
+    onError: (handler) => hooks.onError(handler),
+    timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
+    flush: () => timeline.flush(),
+
+    handle: (delivery) => receive(delivery.kind, 'a delivery', (seen = delivery) => verifier.verifyNow(seen), delivery),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 

@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import { MemoryTimeline } from './memory-timeline.js'
 import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
 export interface MemoryStoreOptions {
@@ -49,6 +50,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
   const records = new Map<string, PaymentRecord>()
+  const timeline = new MemoryTimeline(retentionMs, 2 * maxEntries) // an order_number and an exchange_number per payment
   let operations = 0
 
   // Records are re-inserted whenever they are touched, so the map runs from the oldest expiry to the newest
@@ -140,5 +142,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       endLease(lease.exchangeNumber, record)
       return true
     },
+
+    appendTimeline: async (entries) => timeline.append(entries),
+    readTimeline: async (query) => timeline.read(query),
   }
 }

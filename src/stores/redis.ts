@@ -7,8 +7,12 @@ import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
 import type { InboxQueue } from '../inbox/queue.js'
 import { redisInbox } from './redis-inbox.js'
+import { redisTimeline } from './redis-timeline.js'
+import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './redis-inspect.js'
+import type { Logger } from '../core/logger.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './redis-client.js'
+export type { RedisDurability } from './redis-inspect.js'
 
 export interface RedisStoreOptions {
   /** A connected ioredis client, or a connected node-redis v4+ client (`createClient()`; not a cluster). */
@@ -22,9 +26,21 @@ export interface RedisStoreOptions {
    * redelivery window is not stated, and a state forgotten too early runs its handlers again.
    */
   retentionMs?: number
+  /**
+   * Where the store's warnings go: those of the durability check below. Default: the console, as BullMQ's do.
+   */
+  logger?: Pick<Logger, 'warn' | 'debug'>
+  /**
+   * Inspect the server when the store starts working (CONFIG GET appendonly, appendfsync, maxmemory-policy,
+   * save; INFO when CONFIG is disabled) and warn when a restart or an eviction would forget handled states.
+   * Default true.
+   */
+  inspect?: boolean
 }
 
 export interface RedisStore extends ReceiverStore {
+  /** What the server would forget of handled states, as the start-up check found it (asked once, then cached). */
+  inspect(): Promise<RedisDurability>
   /** Inbox mode's queue under `<prefix>{inbox}:`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
 }
@@ -134,6 +150,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const claimScript = luaScript(send, CLAIM)
   const completeScript = luaScript(send, COMPLETE)
   const releaseScript = luaScript(send, RELEASE)
+  const timeline = redisTimeline(send, prefix, retentionMs)
+  let inspected: Promise<RedisDurability> | undefined
+  const inspect = () => (inspected ??= inspectRedis(send))
+  // On the first claim rather than at construction: a node-redis client may not be connected yet.
+  let checked = options.inspect === false
 
   const keys = (exchangeNumber: string) => {
     const base = `${prefix}{${exchangeNumber}}`
@@ -143,6 +164,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
 
   return {
     async claim(request: ClaimRequest): Promise<Claim> {
+      if (!checked) {
+        checked = true
+        void inspect().then((found) => reportDurability(found, options.logger ?? consoleWarnings))
+      }
       const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
       const reply = await claimScript(keys(request.exchangeNumber), [request.owner, request.state, String(leaseMs)])
       return toClaim(reply)
@@ -159,5 +184,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     openInbox: () => redisInbox(send, prefix),
+    appendTimeline: timeline.append,
+    readTimeline: timeline.read,
+    inspect,
   }
 }

@@ -1,5 +1,6 @@
 import type { PaymentState } from '../core/payment.js'
 import type { InboxQueue } from '../inbox/queue.js'
+import type { TimelineEntry, TimelineQuery } from './timeline.js'
 
 /**
  * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a
@@ -18,6 +19,13 @@ export interface ReceiverStore<TTransaction = undefined> {
   release(lease: LeaseRef): Promise<boolean>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
+  /**
+   * Optional: appends entries to the per-order timeline, kept as long as handled states. The receiver calls it
+   * in the background (never before answering) and logs a failure. Without it, no timeline is kept.
+   */
+  appendTimeline?(entries: readonly TimelineEntry[]): Promise<void>
+  /** Optional: the latest entries of one order_number or exchange_number, oldest first. Needed by receiver.timeline(). */
+  readTimeline?(query: TimelineQuery): Promise<TimelineEntry[]>
 }
 
 export interface LeaseRef {

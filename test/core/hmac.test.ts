@@ -41,7 +41,30 @@ describe('hmacSha256Hex', () => {
   })
 })
 
+describe('hmacSha256Hex beyond the reused buffer', () => {
+  it('agrees with createHmac for messages past 64 KiB, and for non-ASCII keys and text of any length', () => {
+    const long = 'é'.repeat(40_000)
+    expect(hmacSha256Hex('token', long)).toBe(oracle('token', long))
+    expect(hmacSha256Hex('token', Buffer.alloc(70_000, 7))).toBe(oracle('token', Buffer.alloc(70_000, 7)))
+    // and the short path still works after a long message went around it
+    expect(hmacSha256Hex('token', 'short')).toBe(oracle('token', 'short'))
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 100 }), fc.string({ unit: 'binary', maxLength: 300 }), (key, text) => {
+        expect(hmacSha256Hex(key, text)).toBe(oracle(key, text))
+      }),
+    )
+  })
+})
+
 describe('hexDigestsEqual', () => {
+  it('refuses characters that are not hex digits even where | 0x20 would map them onto one', () => {
+    const digest = oracle('k', 'm')
+    // U+0010..U+0019 | 0x20 gives '0'..'9'
+    const disguised = [...digest].map((c) => (c >= '0' && c <= '9' ? String.fromCharCode(c.charCodeAt(0) - 0x20) : c)).join('')
+    expect(disguised).not.toBe(digest)
+    expect(hexDigestsEqual(digest, disguised)).toBe(false)
+  })
+
   const digest = oracle('key', 'message')
 
   it('accepts the same digest, in lower or upper case', () => {
@@ -78,7 +101,9 @@ describe('hexDigestsEqual', () => {
               return target.charCodeAt(i)
             }
           if (property === 'length') return target.length
-          return Reflect.get(target, property)
+          // toString / valueOf (the hex-digit check reads the string as a whole) run on the real string object
+          const value: unknown = Reflect.get(target, property)
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value
         },
       }) as unknown as string
       hexDigestsEqual(digest, counting)

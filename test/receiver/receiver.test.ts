@@ -146,6 +146,24 @@ describe('a successful B2C payment', () => {
     expect(response.payment).toEqual(event.payment)
   })
 
+  it('keeps answers and events readable when copied, and JSON shows their payment', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN })
+    const events = recordEvents(receiver)
+    const response = await deliver(receiver, samplePaymentFields())
+    const event = events[0]!
+    // A successful answer has no own `error` at all.
+    expect('error' in response).toBe(false)
+    // Copies that keep the prototype (as deep-clone libraries make) still read the payment instead of throwing.
+    const answerCopy = Object.assign(Object.create(Object.getPrototypeOf(response) as object) as typeof response, response)
+    expect(answerCopy.payment).toEqual(response.payment)
+    const eventCopy = Object.assign(Object.create(Object.getPrototypeOf(event) as object) as typeof event, event)
+    expect(eventCopy.payment).toEqual(event.payment)
+    expect(eventCopy.fields).toEqual(event.fields)
+    const json = JSON.parse(JSON.stringify(response)) as Record<string, unknown>
+    expect(Object.keys(json)).toEqual(['status', 'headers', 'body', 'outcome', 'payment'])
+    expect((JSON.parse(JSON.stringify(event)) as { payment: { exchangeNumber: string } }).payment.exchangeNumber).toBe(event.payment.exchangeNumber)
+  })
+
   it('accepts a message whose checksum was computed by hand over byte-ordered fields, new ones included', async () => {
     const receiver = createReceiver({ checksumToken: TOKEN })
     const events = recordEvents(receiver)

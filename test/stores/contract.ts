@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Claim, LeaseRef, PaymentState, ReceiverStore } from '../../src/index.js'
+import { timelineContract } from './timeline-contract.js'
 
 /**
  * The promises every store makes to the receiver, run against each store. `open` returns a store (fresh or
@@ -121,6 +122,8 @@ export function storeContract(subject: StoreUnderTest): void {
       // Completed, not left open: a store with one session (PGlite, transactional) serves one claim at a time.
       expect(await store.complete(succeeded)).toBe(true)
     })
+
+    timelineContract(subject.name, () => store)
 
     it('keeps payments apart', async () => {
       const [a, b] = [exchange(), exchange()]

@@ -61,3 +61,27 @@ describe('memoryStore maxEntries', () => {
     for (const ex of ['EX1', 'EX2', 'EX3']) expect(await store.complete(ref(ex))).toBe(true)
   })
 })
+
+describe('memoryStore maxEntries and the timeline', () => {
+  it('keeps at most two timeline lists per capped payment, forgetting the least recently written first', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    const entry = (n: number) => ({
+      at: new Date(),
+      event: 'processed' as const,
+      exchangeNumber: `EX${n}`,
+      orderNumber: `ORD${n}`,
+      state: 'succeeded' as const,
+      source: 'callback' as const,
+      attempt: `a-${n}`,
+      verified: true,
+      code: null,
+      status: 200,
+      message: null,
+    })
+    for (let n = 1; n <= 3; n++) await store.appendTimeline!([entry(n)])
+    expect(await store.readTimeline!({ orderNumber: 'ORD1' })).toEqual([])
+    expect(await store.readTimeline!({ exchangeNumber: 'EX1' })).toEqual([])
+    expect(await store.readTimeline!({ orderNumber: 'ORD2' })).toHaveLength(1)
+    expect(await store.readTimeline!({ exchangeNumber: 'EX3' })).toHaveLength(1)
+  })
+})

@@ -64,6 +64,7 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
     })
     afterAll(async () => {
       for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
       await close()
     })
 
@@ -101,6 +102,7 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
     })
     afterAll(async () => {
       await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
       await close()
     })
 
@@ -194,6 +196,7 @@ export function transactionalSuite(subject: TransactionalSubject): void {
     afterAll(async () => {
       for (const close of closers) await close()
       for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}", "${name}_inbox"`)
+      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
     })
 
     /** Writes the order through the claim's transaction, then does `then` with it. */

@@ -70,6 +70,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     const others = 'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()'
     await admin().query(others, [application])
     await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_inbox"`)
+    await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_timeline"`)
     await Promise.all(pools.map((pool) => pool.end()))
   })
 
@@ -118,6 +119,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     })
     afterAll(async () => {
       for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}", "${name}_inbox"`)
+      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
     })
 
     /** Two receivers, each on a pool and store of its own; handler runs are counted outside both. */

@@ -163,12 +163,15 @@ describe.skipIf(!available)('Redis store', () => {
     const prefix = `${RUN_PREFIX}receivers:`
     const connections: Connection[] = []
     let stores: ReceiverStore[]
+    const made: Receiver[] = []
     beforeAll(async () => {
       // One on each client library: the key format and scripts must agree across them too.
       connections.push(await CLIENTS.ioredis(), await CLIENTS['node-redis']())
       stores = connections.map((connection) => redisStore({ client: connection.client, prefix }))
     })
     afterAll(async () => {
+      // Timeline entries are written behind the answers: done before the clients close.
+      await Promise.all(made.map((receiver) => receiver.flush()))
       await Promise.all(connections.map((connection) => connection.close()))
     })
 
@@ -178,6 +181,7 @@ describe.skipIf(!available)('Redis store', () => {
       const hold = new Gate()
       const receivers = stores.map((store, i) => {
         const receiver = createReceiver({ checksumToken: TOKEN, store, leaseMs: leaseMs[i] })
+        made.push(receiver)
         receiver.on('payment.succeeded', async (event) => {
           runs.set(event.payment.exchangeNumber, (runs.get(event.payment.exchangeNumber) ?? 0) + 1)
           await hold.pass()

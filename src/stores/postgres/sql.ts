@@ -10,6 +10,7 @@
  */
 
 import { inboxSchemaStatements, inboxTable } from './inbox-sql.js'
+import { timelineSchemaStatements, timelineTable } from './timeline.js'
 
 export const DEFAULT_TABLE = 'fpx_collect'
 
@@ -21,6 +22,9 @@ export interface TableName {
   /** As written in SQL: quoted, schema-qualified when a schema was given. */
   readonly sql: string
   readonly indexSql: string
+  /** The schema as given (unquoted), if any, and the table's own name. */
+  readonly schema: string | undefined
+  readonly name: string
 }
 
 /** Parses `table` or `schema.table` (plain identifiers only: the name is spliced into SQL, so nothing else). */
@@ -32,6 +36,8 @@ export function tableName(name: string): TableName {
   return {
     sql: parts.map((part) => `"${part}"`).join('.'),
     indexSql: `"${table}_expires_at_idx"`,
+    schema: parts.length === 2 ? parts[0] : undefined,
+    name: table,
   }
 }
 
@@ -50,6 +56,7 @@ export function schemaStatements(table: TableName): string[] {
     // Inbox mode's table (src/stores/postgres/inbox-sql.ts), created with the rest so that a role without
     // CREATE works from the SQL file alone.
     ...inboxSchemaStatements(inboxTable(table)),
+    ...timelineSchemaStatements(timelineTable(table)),
   ]
 }
 

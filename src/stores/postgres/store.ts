@@ -9,6 +9,7 @@ import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
 import { preparedStatements } from './prepared.js'
 import type { InboxQueue } from '../../inbox/queue.js'
+import { timelineParams, timelineQuery, timelineSchemaStatements, timelineStatements, timelineTable, toEntry } from './timeline.js'
 import {
   isPGlite,
   isPool,
@@ -53,7 +54,10 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
 export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<TTransaction> {
   /** Creates the table and its index if missing (what sql/fpx-collect.sql does). Safe to run again. */
   migrate(): Promise<void>
-  /** Deletes the rows past retention that no live lease holds, and says how many. Schedule it, or rely on pruneEvery. */
+  /**
+   * Deletes the rows past retention that no live lease holds, and says how many; timeline entries past retention
+   * go too (not counted). Schedule it, or rely on pruneEvery.
+   */
   prune(): Promise<number>
   /** Inbox mode's queue in `<table>_inbox`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
@@ -72,6 +76,7 @@ const DAY_MS = 24 * 60 * 60 * 1000
 const PRUNE_BATCH = 1000
 // Codes a concurrent CREATE ... IF NOT EXISTS can fail with; the next attempt finds the object there.
 const CREATE_RACES = new Set(['23505', '42P07', '42710'])
+const UNDEFINED_TABLE = '42P01'
 
 function positiveInteger(name: string, value: number | undefined, zeroAllowed = false): void {
   if (value !== undefined && !(Number.isInteger(value) && (value > 0 || (zeroAllowed && value === 0))))
@@ -102,6 +107,8 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   positiveInteger('pruneEvery', options.pruneEvery, true)
   const table = tableName(options.table ?? DEFAULT_TABLE)
   const sql = statements(table)
+  const timelineSql = timelineStatements(timelineTable(table))
+  const timelineName = timelineTable(table).sql
   const retentionMs = options.retentionMs ?? 30 * DAY_MS
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const pruneEvery = options.pruneEvery ?? 1000
@@ -142,10 +149,27 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     return attempt
   }
 
-  async function migrate(): Promise<void> {
+  // The timeline table came in a later version: a store whose main table exists may still lack it.
+  let timelineReady: Promise<void> | undefined
+  function ensureTimeline(): Promise<void> {
+    if (timelineReady !== undefined) return timelineReady
+    const attempt = (async () => {
+      const [row] = (await query(sql.exists, [timelineName])) as { found: boolean }[]
+      if (row?.found !== true) await runSchema(timelineSchemaStatements(timelineTable(table)))
+    })()
+    timelineReady = attempt
+    attempt.catch(() => {
+      if (timelineReady === attempt) timelineReady = undefined
+    })
+    return attempt
+  }
+
+  const migrate = () => runSchema(schemaStatements(table))
+
+  async function runSchema(schema: string[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        for (const statement of schemaStatements(table)) await query(statement)
+        for (const statement of schema) await query(statement)
         return
       } catch (error) {
         if (attempt >= 3 || !CREATE_RACES.has(codeOf(error) as string)) throw error
@@ -161,7 +185,27 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       const [row] = (await query(sql.prune, [batch])) as { deleted: number }[]
       const deleted = Number(row?.deleted ?? 0)
       total += deleted
-      if (deleted < batch || total >= limit) return total
+      if (deleted < batch || total >= limit) break
+    }
+    await pruneTimeline(limit)
+    return total
+  }
+
+  /** Timeline rows past retention, in batches; a missing timeline table (schema from an older version) is skipped. */
+  async function pruneTimeline(limit: number): Promise<void> {
+    let total = 0
+    for (;;) {
+      const batch = Math.min(PRUNE_BATCH, limit - total)
+      let deleted: number
+      try {
+        const [row] = (await query(timelineSql.prune, [batch])) as { deleted: number }[]
+        deleted = Number(row?.deleted ?? 0)
+      } catch (error) {
+        if (codeOf(error) === UNDEFINED_TABLE) return
+        throw error
+      }
+      total += deleted
+      if (deleted < batch || total >= limit) return
     }
   }
 
@@ -201,6 +245,18 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       await ensureTable()
       if (transactions === undefined) return (await query(sql.release, leaseParams(lease))).length > 0
       return transactions.release(lease)
+    },
+
+    async appendTimeline(entries) {
+      if (entries.length === 0) return
+      await ensureTimeline()
+      await query(timelineSql.append, timelineParams(entries, retentionMs))
+    },
+
+    async readTimeline(request) {
+      const { text, params } = timelineQuery(timelineSql, request)
+      await ensureTimeline()
+      return (await query(text, params)).map(toEntry)
     },
 
     migrate,

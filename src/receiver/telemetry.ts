@@ -1,0 +1,169 @@
+/*
+ * OpenTelemetry through @opentelemetry/api, an optional peer dependency: a span per delivery and counters and
+ * a histogram by outcome. The API is loaded with a dynamic import when the receiver is created (or handed over
+ * in the `telemetry` option); when it is missing, or telemetry is turned off, nothing here runs at all.
+ *
+ * The shapes below are the few parts of the API used, written out so that this package's type declarations
+ * never name a package the merchant may not have installed.
+ */
+import type { Logger } from '../core/logger.js'
+import type { VerifiedPayment } from '../core/verify.js'
+import type { TimelineSource } from '../stores/timeline.js'
+import type { DeliveryResult } from './delivery-result.js'
+
+type Attributes = Record<string, string | number | boolean>
+
+export interface SpanLike {
+  setAttribute(key: string, value: string | number | boolean): unknown
+  setAttributes(attributes: Attributes): unknown
+  setStatus(status: { code: number; message?: string }): unknown
+  recordException(exception: unknown): unknown
+  isRecording(): boolean
+  end(): void
+}
+
+export interface TracerLike {
+  startSpan(name: string, options?: { kind?: number; attributes?: Attributes }, context?: unknown): SpanLike
+}
+
+export interface MeterLike {
+  createCounter(name: string, options?: { description?: string; unit?: string }): { add(value: number, attributes?: Attributes): void }
+  createHistogram(
+    name: string,
+    options?: { description?: string; unit?: string; advice?: { explicitBucketBoundaries?: number[] } },
+  ): { record(value: number, attributes?: Attributes): void }
+}
+
+/** What the receiver uses of `@opentelemetry/api` (pass `import * as api from '@opentelemetry/api'`). */
+export interface OpenTelemetryApi {
+  trace: {
+    getTracer(name: string, version?: string): TracerLike
+    setSpan(context: unknown, span: SpanLike): unknown
+    getActiveSpan(): SpanLike | undefined
+  }
+  context: {
+    active(): unknown
+    with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: unknown, fn: F, thisArg?: unknown, ...args: A): ReturnType<F>
+  }
+  metrics: { getMeter(name: string, version?: string): MeterLike }
+}
+
+export interface TelemetryOptions {
+  /** The API object; by default `@opentelemetry/api` is imported when the receiver is created, if installed. */
+  api?: OpenTelemetryApi
+  /** Spans go to this provider instead of the globally registered one. */
+  tracerProvider?: { getTracer(name: string, version?: string): TracerLike }
+  /** Metrics go to this provider instead of the globally registered one. */
+  meterProvider?: { getMeter(name: string, version?: string): MeterLike }
+}
+
+export const INSTRUMENTATION_NAME = 'fpx-collect'
+export const SPAN_NAME = 'fpx.receive'
+export const ATTR = {
+  source: 'fpx.source',
+  outcome: 'fpx.outcome',
+  state: 'fpx.state',
+  previousState: 'fpx.previous_state',
+  exchangeNumber: 'fpx.exchange_number',
+  orderNumber: 'fpx.order_number',
+  errorCode: 'fpx.error.code',
+  status: 'http.response.status_code',
+} as const
+export const METRIC = { deliveries: 'fpx.receiver.deliveries', duration: 'fpx.receiver.duration' } as const
+
+const SPAN_KIND_INTERNAL = 0
+const STATUS_ERROR = 2
+const BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
+
+export interface DeliverySpan {
+  /** Runs `work` with the span active, so the handlers' own spans (database, HTTP) nest under it. */
+  run<T>(work: () => Promise<T>): Promise<T>
+  end(response: DeliveryResult, verified: VerifiedPayment | undefined, seconds: number): void
+}
+
+export class Telemetry {
+  private api: OpenTelemetryApi | undefined
+  private tracer: TracerLike | undefined
+  private deliveries: ReturnType<MeterLike['createCounter']> | undefined
+  private duration: ReturnType<MeterLike['createHistogram']> | undefined
+
+  constructor(
+    options: TelemetryOptions | boolean | undefined,
+    private readonly logger: Logger,
+  ) {
+    if (options === false) return
+    const given = typeof options === 'object' && options !== null ? options : {}
+    if (given.api !== undefined) {
+      this.use(given.api, given)
+      return
+    }
+    // Loaded once, in the background: deliveries before it resolves are simply not traced.
+    import('@opentelemetry/api').then(
+      (api) => this.use(api as unknown as OpenTelemetryApi, given),
+      () => {
+        // Asked for explicitly: say so where it will be seen. By default, its absence is the normal case.
+        if (options === undefined) logger.debug({}, 'telemetry: @opentelemetry/api is not installed; no spans or metrics')
+        else logger.warn({}, 'telemetry: @opentelemetry/api is not installed, so no spans or metrics are produced; npm install @opentelemetry/api')
+      },
+    )
+  }
+
+  /** Whether spans and metrics are being produced. */
+  get active(): boolean {
+    return this.api !== undefined
+  }
+
+  private use(api: OpenTelemetryApi, options: TelemetryOptions): void {
+    try {
+      this.tracer = (options.tracerProvider ?? api.trace).getTracer(INSTRUMENTATION_NAME)
+      const meter = (options.meterProvider ?? api.metrics).getMeter(INSTRUMENTATION_NAME)
+      this.deliveries = meter.createCounter(METRIC.deliveries, {
+        description: 'Payment results received (deliveries and reconciled records), by outcome',
+        unit: '{delivery}',
+      })
+      this.duration = meter.createHistogram(METRIC.duration, {
+        description: 'Time from receiving a payment result to the answer, handlers included',
+        unit: 's',
+        advice: { explicitBucketBoundaries: BUCKETS_S },
+      })
+      this.api = api
+    } catch (error) {
+      this.logger.error({ err: error }, 'telemetry: could not set up OpenTelemetry; no spans or metrics')
+    }
+  }
+
+  start(source: TimelineSource): DeliverySpan | undefined {
+    const api = this.api
+    const tracer = this.tracer
+    if (api === undefined || tracer === undefined) return undefined
+    const span = tracer.startSpan(SPAN_NAME, { kind: SPAN_KIND_INTERNAL, attributes: { [ATTR.source]: source } })
+    return {
+      run: (work) => api.context.with(api.trace.setSpan(api.context.active(), span), work),
+      end: (response, verified, seconds) => {
+        const attributes: Attributes = { [ATTR.source]: source, [ATTR.outcome]: response.outcome }
+        if (verified !== undefined) attributes[ATTR.state] = verified.state
+        if (response.error !== undefined) attributes[ATTR.errorCode] = response.error.code
+        try {
+          this.deliveries?.add(1, attributes)
+          this.duration?.record(seconds, { [ATTR.source]: source, [ATTR.outcome]: response.outcome })
+          if (span.isRecording()) {
+            span.setAttributes({ ...attributes, [ATTR.status]: response.status })
+            if (verified !== undefined) {
+              span.setAttribute(ATTR.exchangeNumber, verified.exchangeNumber)
+              span.setAttribute(ATTR.orderNumber, verified.payment.orderNumber)
+            }
+            if (response.status >= 500) span.setStatus({ code: STATUS_ERROR, message: response.error?.code ?? 'failed' })
+          }
+        } finally {
+          span.end()
+        }
+      },
+    }
+  }
+
+  /** Notes a handler's error on the delivery's span, when one is active. */
+  recordException(error: unknown): void {
+    const span = this.api?.trace.getActiveSpan()
+    if (span !== undefined && span.isRecording()) span.recordException(error instanceof Error ? error : String(error))
+  }
+}

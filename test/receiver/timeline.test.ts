@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest'
+import { createReceiver, type Logger, memoryStore, type Receiver, type ReceiverStore, type TimelineEntry } from '../../src/index.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+
+const TOKEN = 'ab'.repeat(32)
+const OTHER_TOKEN = 'cd'.repeat(32)
+
+function collectingLogger(): Logger & { lines: { level: string; details: object; message: string }[] } {
+  const lines: { level: string; details: object; message: string }[] = []
+  const at = (level: string) => (details: object, message: string) => void lines.push({ level, details, message })
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') }
+}
+
+function deliver(receiver: Receiver, fields: Record<string, unknown>, options: { token?: string; lazy?: boolean } = {}) {
+  const signed = signCallback(fields as never, options.token ?? TOKEN)
+  if (options.lazy) return receiver.handle({ kind: 'callback', readBody: async () => signed.body, contentType: signed.contentType })
+  return receiver.handle({ kind: 'callback', body: Buffer.from(signed.body), contentType: signed.contentType })
+}
+
+const events = (entries: TimelineEntry[]) => entries.map((entry) => entry.event)
+
+describe('receiver.timeline', () => {
+  it('records received, verified and the outcome of each delivery, findable by order_number and exchange_number', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN })
+    let fail = true
+    receiver.on('payment.succeeded', () => {
+      if (fail) throw new Error('the ERP is down')
+    })
+    const fields = samplePaymentFields()
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 500, outcome: 'failed' })
+    fail = false
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'duplicate' })
+
+    const byOrder = await receiver.timeline(String(fields.order_number))
+    expect(events(byOrder)).toEqual(['received', 'verified', 'handler_failed', 'received', 'verified', 'processed', 'received', 'verified', 'duplicate'])
+    expect(await receiver.timeline({ exchangeNumber: String(fields.exchange_number) })).toEqual(byOrder)
+    expect(await receiver.timeline({ orderNumber: String(fields.order_number) })).toEqual(byOrder)
+    for (const entry of byOrder)
+      expect(entry).toMatchObject({
+        exchangeNumber: fields.exchange_number,
+        orderNumber: fields.order_number,
+        state: 'succeeded',
+        source: 'callback',
+        verified: true,
+      })
+    // One attempt id per delivery, three entries each.
+    expect(new Set(byOrder.map((entry) => entry.attempt)).size).toBe(3)
+    expect(byOrder[2]).toMatchObject({ code: 'handler_failed', status: 500 })
+    expect(byOrder[5]).toMatchObject({ code: null, status: 200 })
+    expect(byOrder[0]!.at.getTime()).toBeLessThanOrEqual(byOrder[8]!.at.getTime())
+  })
+
+  it('records stale results and reconciled records', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN })
+    receiver.onAny(() => {})
+    const fields = samplePaymentFields({ fpx_model: 'B2B1' })
+    expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
+    const pending = { ...fields, payment_status: 'false', fpx_debit_auth_code: '99', fpx_status: 'false', transaction_amount_received: '0.00' }
+    expect(await deliver(receiver, pending)).toMatchObject({ outcome: 'stale' })
+    expect(await receiver.handleTrusted(fields)).toMatchObject({ outcome: 'duplicate' })
+    const entries = await receiver.timeline(String(fields.order_number))
+    expect(events(entries).filter((event) => !['received', 'verified'].includes(event))).toEqual(['processed', 'stale', 'duplicate'])
+    expect(entries.find((entry) => entry.event === 'stale')).toMatchObject({ state: 'pending', status: 200 })
+    expect(entries.at(-1)).toMatchObject({ source: 'reconcile' })
+  })
+
+  it('files a refused delivery under the numbers its body claims, marked unverified, also when the body is read lazily', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN })
+    receiver.onAny(() => {})
+    const fields = samplePaymentFields()
+    expect(await deliver(receiver, fields, { token: OTHER_TOKEN })).toMatchObject({ status: 401 })
+    expect(await deliver(receiver, fields, { token: OTHER_TOKEN, lazy: true })).toMatchObject({ status: 401 })
+    const refused = await receiver.timeline({ exchangeNumber: String(fields.exchange_number) })
+    expect(events(refused)).toEqual(['received', 'refused', 'received', 'refused'])
+    for (const entry of refused)
+      expect(entry).toMatchObject({ verified: false, state: null, orderNumber: fields.order_number, exchangeNumber: fields.exchange_number })
+    expect(refused[1]).toMatchObject({ code: 'checksum_mismatch', status: 401 })
+    // The genuine delivery that follows is told apart by `verified`.
+    expect(await deliver(receiver, fields, { lazy: true })).toMatchObject({ status: 200 })
+    const all = await receiver.timeline(String(fields.order_number))
+    expect(all.map((entry) => `${entry.event}:${entry.verified}`)).toEqual([
+      'received:false',
+      'refused:false',
+      'received:false',
+      'refused:false',
+      'received:true',
+      'verified:true',
+      'processed:true',
+    ])
+  })
+
+  it('records nothing for a refusal that names no payment, and nothing when turned off', async () => {
+    const store = memoryStore()
+    const appended: unknown[] = []
+    const watched: ReceiverStore = { ...store, appendTimeline: async (entries) => void appended.push(...entries) }
+    const receiver = createReceiver({ checksumToken: TOKEN, store: watched })
+    expect(await receiver.handle({ kind: 'callback', body: 'a=1', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 401 })
+    expect(await receiver.handle({ kind: 'callback', body: '', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 400 })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(appended).toEqual([])
+
+    const off = createReceiver({ checksumToken: TOKEN, store: watched, timeline: false })
+    off.onAny(() => {})
+    expect(await deliver(off, samplePaymentFields())).toMatchObject({ status: 200 })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(appended).toEqual([])
+    await expect(off.timeline('ORD-1')).rejects.toThrow(/timeline: false/)
+  })
+
+  it('answers without waiting for the timeline write, and logs a failed write', async () => {
+    const logger = collectingLogger()
+    const store = memoryStore()
+    let writes = 0
+    // A store whose timeline never finishes writing, then one that fails.
+    const hanging: ReceiverStore = { ...store, appendTimeline: () => (writes++ === 0 ? new Promise<void>(() => {}) : Promise.reject(new Error('disk full'))) }
+    const receiver = createReceiver({ checksumToken: TOKEN, store: hanging, logger })
+    receiver.onAny(() => {})
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(writes).toBe(1)
+
+    const failing: ReceiverStore = { ...store, appendTimeline: () => Promise.reject(new Error('disk full')) }
+    const second = createReceiver({ checksumToken: TOKEN, store: failing, logger })
+    second.onAny(() => {})
+    expect(await deliver(second, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    const failure = logger.lines.find((line) => line.level === 'error' && /timeline entries/.test(line.message))
+    expect(failure).toMatchObject({ details: { entries: 3 } })
+    expect((failure!.details as { err: Error }).err.message).toBe('disk full')
+  })
+
+  it('says clearly when a custom store keeps no timeline, and still handles deliveries', async () => {
+    const store = memoryStore()
+    const plain: ReceiverStore = { claim: store.claim, complete: store.complete, release: store.release }
+    const receiver = createReceiver({ checksumToken: TOKEN, store: plain })
+    receiver.onAny(() => {})
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200 })
+    await expect(receiver.timeline('ORD-1')).rejects.toThrow(/this store keeps no timeline: it has no readTimeline\(\)/)
+    await expect(createReceiver({ checksumToken: TOKEN }).timeline({} as never)).rejects.toThrow(TypeError)
+  })
+})
