@@ -75,6 +75,9 @@ export interface Row {
   readonly floor2Name?: string
   /** Store time over floor2 time: the median of the rounds' ratios, each round's store run paired with its floor2 run. */
   readonly floor2Ratio?: number
+  /** A transactional store's own floor (its statements' least round trips in one transaction), and the median ratio to it. */
+  readonly txFloorName?: string
+  readonly txFloorRatio?: number
 }
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-')

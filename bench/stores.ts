@@ -66,7 +66,12 @@ interface Opened {
   /** What a claim + complete needs at least: two round trips on the same client (claim, then complete). */
   floor2Name?: string
   floor2?: Op
-  stores: { name: string; store: ReceiverStore<unknown> }[]
+  stores: {
+    name: string
+    store: ReceiverStore<unknown>
+    /** A transactional store's own statement floor: the same two statements in one transaction on the same client. */
+    txFloor?: { name: string; op: Op }
+  }[]
   /** Deletes what the run wrote and closes the connections. */
   close(): Promise<void>
 }
@@ -164,6 +169,28 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
       {
         name: `${label}, transactional`,
         store: postgresStore({ client, table: `${base}_tx`, retentionMs: RETENTION_MS, transactional: true }),
+        txFloor: {
+          name: 'BEGIN; INSERT; UPDATE; COMMIT',
+          op:
+            client instanceof pg.Pool
+              ? async (n) => {
+                  // As the store holds one: a connection of its own for the whole transaction.
+                  const connection = await client.connect()
+                  try {
+                    await connection.query('BEGIN')
+                    await connection.query({ name: 'fpx_bench_insert2', text: insert2, values: [exchange(n)] })
+                    await connection.query({ name: 'fpx_bench_update2', text: update2, values: [exchange(n)] })
+                    await connection.query('COMMIT')
+                  } finally {
+                    connection.release()
+                  }
+                }
+              : async (n) =>
+                  void (await client.transaction(async (tx) => {
+                    await tx.query(insert2, [exchange(n)])
+                    await tx.query(update2, [exchange(n)])
+                  })),
+        },
       },
     ],
     drop,
@@ -273,6 +300,7 @@ async function main(): Promise<void> {
         const best: (Stats | undefined)[] = []
         const floor2Rounds: Stats[] = []
         const storeRounds: Stats[][] = opened.stores.map(() => [])
+        const txFloorRounds: Stats[][] = opened.stores.map(() => [])
         // Floors and stores take turns in short rounds, each round starting with the next scenario, so that a
         // noisy neighbour (or a table growing, or autovacuum) hits all of them alike rather than whichever ran
         // last. The tables keep each scenario's best round; the ratios printed last pair each store round with
@@ -286,6 +314,8 @@ async function main(): Promise<void> {
             floor2Rounds.push(stats)
             floor2 = better(floor2, stats)
           })
+        for (const [index, { txFloor }] of opened.stores.entries())
+          if (txFloor) scenarios.push(async (warmup) => void txFloorRounds[index]!.push(await measure(txFloor.op, OPS, warmup, mode.concurrency, next)))
         for (const [index, { name, store }] of opened.stores.entries())
           scenarios.push(async (warmup) => {
             const stats = await measure(delivery(store), OPS, warmup, mode.concurrency, next)
@@ -296,10 +326,21 @@ async function main(): Promise<void> {
         console.log(`  ${group.name}, ${mode.label}: ${ROUNDS} round(s) of ${scenarios.length} scenarios`)
         for (let round = 0; round < ROUNDS; round++)
           for (let turn = 0; turn < scenarios.length; turn++) await scenarios[(round + turn) % scenarios.length]!(round === 0 ? WARMUP : 0)
-        for (const [index, { name }] of opened.stores.entries()) {
-          const paired = floor2Rounds.map((f, round) => f.opsPerSec / storeRounds[index]![round]!.opsPerSec)
-          const floor2Ratio = paired.length > 0 ? median(paired) : undefined
-          rows.push({ store: name, mode: mode.label, stats: best[index]!, floor, floorName: opened.floorName, floor2, floor2Name: opened.floor2Name, floor2Ratio })
+        for (const [index, { name, txFloor }] of opened.stores.entries()) {
+          const pairedWith = (floorRounds: Stats[]) =>
+            floorRounds.length > 0 ? median(floorRounds.map((f, round) => f.opsPerSec / storeRounds[index]![round]!.opsPerSec)) : undefined
+          rows.push({
+            store: name,
+            mode: mode.label,
+            stats: best[index]!,
+            floor,
+            floorName: opened.floorName,
+            floor2,
+            floor2Name: opened.floor2Name,
+            floor2Ratio: pairedWith(floor2Rounds),
+            txFloorName: txFloor?.name,
+            txFloorRatio: pairedWith(txFloorRounds[index]!),
+          })
         }
       }
     } finally {
@@ -323,6 +364,9 @@ async function main(): Promise<void> {
     const goal = row.store.startsWith('pglite') ? 2 : 1.2
     console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  (goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`)
   }
+  console.log(`\ntransactional claim + complete time / its own statement floor (${rows.find((row) => row.txFloorName)?.txFloorName ?? '-'}, same client), median of paired rounds:`)
+  for (const row of rows)
+    if (row.txFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.txFloorRatio.toFixed(2)}x`)
 }
 
 await main()
