@@ -139,7 +139,8 @@ function redisGroup(name: string, connect: () => Promise<{ client: RedisClientLi
 async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<Omit<Opened, 'about' | 'close'> & { drop(): Promise<void> }> {
   const base = `fpx_bench_${RUN_ID}_${label}`
   const scratch = `${base}_floor`
-  const tables = [scratch, base, `${base}_tx`]
+  // The stores create their inbox and timeline tables beside their own on first use.
+  const tables = [scratch, ...[base, `${base}_tx`].flatMap((table) => [table, `${table}_inbox`, `${table}_timeline`])]
   const db: PostgresQueryable = client
   const drop = async () => {
     for (const table of tables) await db.query(`DROP TABLE IF EXISTS "${table}"`)
