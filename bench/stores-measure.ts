@@ -73,6 +73,11 @@ export interface Row {
   /** Two round trips on the same client, as a claim + complete needs at least. */
   readonly floor2?: Stats
   readonly floor2Name?: string
+  /** Store time over floor2 time: the median of the rounds' ratios, each round's store run paired with its floor2 run. */
+  readonly floor2Ratio?: number
+  /** A transactional store's own floor (its statements' least round trips in one transaction), and the median ratio to it. */
+  readonly txFloorName?: string
+  readonly txFloorRatio?: number
 }
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-')
@@ -80,7 +85,7 @@ const ratio = (a: number, b: number) => `${fixed(a / b, 2)}x`
 
 /** A plain-text table: it survives being pasted into an issue, unlike console.table's box drawing. */
 export function renderTable(rows: readonly Row[]): string {
-  const header = ['store', 'mode', 'ops/s', 'p50 ms', 'p99 ms', 'floor', 'floor ops/s', 'floor p50', 'floor p99', 'p50/floor', 'p99/floor', 'floor ops/store ops', '2-RT floor', '2-RT ops/s', '2-RT ops/store ops']
+  const header = ['store', 'mode', 'ops/s', 'p50 ms', 'p99 ms', 'floor', 'floor ops/s', 'floor p50', 'floor p99', 'p50/floor', 'p99/floor', 'floor ops/store ops', '2-RT floor', '2-RT ops/s', 'time / 2-RT (median)']
   const lines = rows.map((row) => {
     const { stats, floor } = row
     return [
@@ -98,7 +103,7 @@ export function renderTable(rows: readonly Row[]): string {
       floor ? ratio(floor.opsPerSec, stats.opsPerSec) : '-',
       row.floor2Name ?? '-',
       row.floor2 ? fixed(row.floor2.opsPerSec, 0) : '-',
-      row.floor2 ? ratio(row.floor2.opsPerSec, stats.opsPerSec) : '-',
+      row.floor2Ratio !== undefined ? `${fixed(row.floor2Ratio, 2)}x` : '-',
     ]
   })
   const table = [header, ...lines]

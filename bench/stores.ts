@@ -5,15 +5,17 @@
  *   Redis (ioredis, node-redis)  floor: a bare `SET key value NX PX 60000`, sent through the same raw-command path
  *                                the store uses (ioredis call(), node-redis sendCommand());
  *   PostgreSQL (pg Pool)         floor: a bare `INSERT INTO <scratch> VALUES ($1)` on the same pool, into a table
- *                                with a text primary key (like the store's), logged, autocommitted;
+ *                                with a text primary key (like the store's), logged, autocommitted, as a named
+ *                                prepared statement (like the store's);
  *   PGlite in memory             the same floor, on the same instance.
  * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
  * INSERT then UPDATE of the same row. Ratios against it are printed last.
  * Every delivery uses an exchange_number never seen before, so every claim succeeds. Each scenario runs one at a
  * time (latency) and with BENCH_CONCURRENCY in flight (throughput), after an untimed warm-up in the same mode.
  *
- * Environment: BENCH_OPS (measured operations per scenario, default 1000), BENCH_WARMUP (default 100),
- * BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 1; the best round of each scenario is reported),
+ * Environment: BENCH_OPS (measured operations per scenario and round, default 200), BENCH_WARMUP (default 100,
+ * first round only), BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 5; scenarios take turns, the best
+ * round of each is reported), BENCH_VERBOSE (print every round),
  * BENCH_ONLY (comma-separated: memory, ioredis, node-redis, postgres, pglite), REDIS_URL, DATABASE_URL. An unreachable service is skipped with a warning, or fails the run when CI is set.
  */
 import { randomBytes, randomUUID } from 'node:crypto'
@@ -34,10 +36,10 @@ const { memoryStore } = await fromDist<Core>('index')
 const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 
-const OPS = envNumber('BENCH_OPS', 1000, 1)
+const OPS = envNumber('BENCH_OPS', 200, 1)
 const WARMUP = envNumber('BENCH_WARMUP', 100, 0)
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 16, 1)
-const ROUNDS = envNumber('BENCH_ROUNDS', 1, 1)
+const ROUNDS = envNumber('BENCH_ROUNDS', 5, 1)
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
 const MODES: Mode[] = [
   { label: 'sequential', concurrency: 1 },
@@ -64,7 +66,12 @@ interface Opened {
   /** What a claim + complete needs at least: two round trips on the same client (claim, then complete). */
   floor2Name?: string
   floor2?: Op
-  stores: { name: string; store: ReceiverStore<unknown> }[]
+  stores: {
+    name: string
+    store: ReceiverStore<unknown>
+    /** A transactional store's own statement floor: the same two statements in one transaction on the same client. */
+    txFloor?: { name: string; op: Op }
+  }[]
   /** Deletes what the run wrote and closes the connections. */
   close(): Promise<void>
 }
@@ -132,7 +139,8 @@ function redisGroup(name: string, connect: () => Promise<{ client: RedisClientLi
 async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<Omit<Opened, 'about' | 'close'> & { drop(): Promise<void> }> {
   const base = `fpx_bench_${RUN_ID}_${label}`
   const scratch = `${base}_floor`
-  const tables = [scratch, base, `${base}_tx`]
+  // The stores create their inbox and timeline tables beside their own on first use.
+  const tables = [scratch, ...[base, `${base}_tx`].flatMap((table) => [table, `${table}_inbox`, `${table}_timeline`])]
   const db: PostgresQueryable = client
   const drop = async () => {
     for (const table of tables) await db.query(`DROP TABLE IF EXISTS "${table}"`)
@@ -143,19 +151,47 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
   const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
   const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
+  // On pg the floors use named prepared statements, as the store does (src/stores/postgres/prepared.ts): the
+  // least a round trip costs on that client. PGlite has no named statements; both send text there.
+  const run =
+    client instanceof pg.Pool
+      ? (name: string, text: string, values: unknown[]) => client.query({ name: `fpx_bench_${name}`, text, values })
+      : (_name: string, text: string, values: unknown[]) => db.query(text, values)
   return {
     floorName: 'INSERT',
-    floor: async (n) => void (await db.query(insert, [exchange(n)])),
+    floor: async (n) => void (await run('insert', insert, [exchange(n)])),
     floor2Name: 'INSERT; UPDATE',
     floor2: async (n) => {
-      await db.query(insert2, [exchange(n)])
-      await db.query(update2, [exchange(n)])
+      await run('insert2', insert2, [exchange(n)])
+      await run('update2', update2, [exchange(n)])
     },
     stores: [
       { name: `${label}`, store: postgresStore({ client, table: base, retentionMs: RETENTION_MS }) },
       {
         name: `${label}, transactional`,
         store: postgresStore({ client, table: `${base}_tx`, retentionMs: RETENTION_MS, transactional: true }),
+        txFloor: {
+          name: 'BEGIN; INSERT; UPDATE; COMMIT',
+          op:
+            client instanceof pg.Pool
+              ? async (n) => {
+                  // As the store holds one: a connection of its own for the whole transaction.
+                  const connection = await client.connect()
+                  try {
+                    await connection.query('BEGIN')
+                    await connection.query({ name: 'fpx_bench_insert2', text: insert2, values: [exchange(n)] })
+                    await connection.query({ name: 'fpx_bench_update2', text: update2, values: [exchange(n)] })
+                    await connection.query('COMMIT')
+                  } finally {
+                    connection.release()
+                  }
+                }
+              : async (n) =>
+                  void (await client.transaction(async (tx) => {
+                    await tx.query(insert2, [exchange(n)])
+                    await tx.query(update2, [exchange(n)])
+                  })),
+        },
       },
     ],
     drop,
@@ -223,6 +259,12 @@ const GROUPS: Group[] = [
   },
 ]
 
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
+}
+
 /** The round with the higher throughput, whole: its latencies come from the same round. */
 const better = (a: Stats | undefined, b: Stats) => (a === undefined || b.opsPerSec > a.opsPerSec ? b : a)
 
@@ -236,7 +278,7 @@ async function main(): Promise<void> {
   if (groups.length === 0) throw new Error(`BENCH_ONLY matches none of: ${GROUPS.map((group) => group.name).join(', ')}`)
   console.log(
     `node ${process.version}, ${availableParallelism()} CPU (${cpus()[0]?.model.trim() ?? '?'}); ` +
-      `${OPS} measured ops per scenario after ${WARMUP} warm-up ops, best of ${ROUNDS} round(s); concurrency ${CONCURRENCY}; run ${RUN_ID}`,
+      `${OPS} measured ops per scenario and round after ${WARMUP} warm-up ops, best of ${ROUNDS} round(s); concurrency ${CONCURRENCY}; run ${RUN_ID}`,
   )
   const rows: Row[] = []
   const notes: string[] = []
@@ -257,18 +299,50 @@ async function main(): Promise<void> {
         let floor: Stats | undefined
         let floor2: Stats | undefined
         const best: (Stats | undefined)[] = []
-        // Floor and stores take turns within each round, so a noisy neighbour hits both rather than one.
-        for (let round = 0; round < ROUNDS; round++) {
-          if (opened.floor) floor = better(floor, await measure(opened.floor, OPS, WARMUP, mode.concurrency, next))
-          if (opened.floor2) floor2 = better(floor2, await measure(opened.floor2, OPS, WARMUP, mode.concurrency, next))
-          for (const [index, { name, store }] of opened.stores.entries()) {
-            const stats = await measure(delivery(store), OPS, WARMUP, mode.concurrency, next)
-            console.log(`  ${name}, ${mode.label}, round ${round + 1}: ${stats.opsPerSec.toFixed(0)} ops/s`)
+        const floor2Rounds: Stats[] = []
+        const storeRounds: Stats[][] = opened.stores.map(() => [])
+        const txFloorRounds: Stats[][] = opened.stores.map(() => [])
+        // Floors and stores take turns in short rounds, each round starting with the next scenario, so that a
+        // noisy neighbour (or a table growing, or autovacuum) hits all of them alike rather than whichever ran
+        // last. The tables keep each scenario's best round; the ratios printed last pair each store round with
+        // the two-round-trip floor's round of the same turn and take the median, which a burst of load in one
+        // round cannot move. Only the first round warms up: later ones run on warm code.
+        const scenarios: ((warmup: number) => Promise<void>)[] = []
+        if (opened.floor) scenarios.push(async (warmup) => void (floor = better(floor, await measure(opened.floor!, OPS, warmup, mode.concurrency, next))))
+        if (opened.floor2)
+          scenarios.push(async (warmup) => {
+            const stats = await measure(opened.floor2!, OPS, warmup, mode.concurrency, next)
+            floor2Rounds.push(stats)
+            floor2 = better(floor2, stats)
+          })
+        for (const [index, { txFloor }] of opened.stores.entries())
+          if (txFloor) scenarios.push(async (warmup) => void txFloorRounds[index]!.push(await measure(txFloor.op, OPS, warmup, mode.concurrency, next)))
+        for (const [index, { name, store }] of opened.stores.entries())
+          scenarios.push(async (warmup) => {
+            const stats = await measure(delivery(store), OPS, warmup, mode.concurrency, next)
+            if (process.env.BENCH_VERBOSE) console.log(`  ${name}, ${mode.label}: ${stats.opsPerSec.toFixed(0)} ops/s`)
+            storeRounds[index]!.push(stats)
             best[index] = better(best[index], stats)
-          }
+          })
+        console.log(`  ${group.name}, ${mode.label}: ${ROUNDS} round(s) of ${scenarios.length} scenarios`)
+        for (let round = 0; round < ROUNDS; round++)
+          for (let turn = 0; turn < scenarios.length; turn++) await scenarios[(round + turn) % scenarios.length]!(round === 0 ? WARMUP : 0)
+        for (const [index, { name, txFloor }] of opened.stores.entries()) {
+          const pairedWith = (floorRounds: Stats[]) =>
+            floorRounds.length > 0 ? median(floorRounds.map((f, round) => f.opsPerSec / storeRounds[index]![round]!.opsPerSec)) : undefined
+          rows.push({
+            store: name,
+            mode: mode.label,
+            stats: best[index]!,
+            floor,
+            floorName: opened.floorName,
+            floor2,
+            floor2Name: opened.floor2Name,
+            floor2Ratio: pairedWith(floor2Rounds),
+            txFloorName: txFloor?.name,
+            txFloorRatio: pairedWith(txFloorRounds[index]!),
+          })
         }
-        for (const [index, { name }] of opened.stores.entries())
-          rows.push({ store: name, mode: mode.label, stats: best[index]!, floor, floorName: opened.floorName, floor2, floor2Name: opened.floor2Name })
       }
     } finally {
       await opened.close()
@@ -284,13 +358,16 @@ async function main(): Promise<void> {
       'complete, COMMIT), one session for every delivery.',
   )
   // Ratios last: store time per delivery over the two-round-trip floor's (claim then complete cannot take fewer).
-  console.log('\nclaim + complete time / two-round-trip floor time (goal <= 1.2; PGlite <= 2):')
+  console.log(`\nclaim + complete time / two-round-trip floor time, median of ${ROUNDS} paired round(s) (goal <= 1.2; PGlite <= 2):`)
   for (const row of rows) {
-    if (row.floor2 === undefined) continue
-    const ratio = row.floor2.opsPerSec / row.stats.opsPerSec
+    if (row.floor2Ratio === undefined) continue
+    const ratio = row.floor2Ratio
     const goal = row.store.startsWith('pglite') ? 2 : 1.2
     console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  (goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`)
   }
+  console.log(`\ntransactional claim + complete time / its own statement floor (${rows.find((row) => row.txFloorName)?.txFloorName ?? '-'}, same client), median of paired rounds:`)
+  for (const row of rows)
+    if (row.txFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.txFloorRatio.toFixed(2)}x`)
 }
 
 await main()

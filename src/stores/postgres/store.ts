@@ -7,6 +7,7 @@ import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims
 import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './sql.js'
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
+import { preparedStatements } from './prepared.js'
 import type { InboxQueue } from '../../inbox/queue.js'
 import { timelineParams, timelineQuery, timelineSchemaStatements, timelineStatements, timelineTable, toEntry } from './timeline.js'
 import {
@@ -112,7 +113,9 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const pruneEvery = options.pruneEvery ?? 1000
 
-  const serial = oneAtATime(client)
+  // Named on pg: parsed and planned once per connection instead of on every delivery.
+  const prepared = preparedStatements(client, [sql.claim, sql.inspect, sql.complete, sql.release])
+  const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
   const decideOn = (run: Run, request: ClaimRequest, leaseMs: number) => decide(run, sql, request, leaseMs, retentionMs)
 
@@ -123,7 +126,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     // whose transaction is open are answered in this process, without touching the database.
     if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: pgliteTransactions(client), exclusive: true })
     else if (isPool(client))
-      transactions = transactionalClaims({ ...shared, begin: poolTransactions(client, lockTimeoutMs), exclusive: false })
+      transactions = transactionalClaims({ ...shared, begin: prepared.begin(poolTransactions(client, lockTimeoutMs)), exclusive: false })
     else
       throw new TypeError(
         'transactional: true needs a pg Pool (each delivery holds a connection of its own while its handlers run) ' +
