@@ -113,6 +113,8 @@ async function stop(): Promise<void> {
   stopping = true
   server.close()
   server.closeAllConnections()
+  // The timeline is written behind the answers: let it reach the store before the connections close.
+  await receiver.flush().catch(() => {})
   for (const [text, count] of errors) if (count > SHOWN) console.error(`[worker ${process.pid}] ${text}: ${count} times in all`)
   await Promise.allSettled([pool.end(), redis?.quit()])
   process.exit(0)
