@@ -67,14 +67,15 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
   for (let start = 0; start < exchangeNumbers.length; start += 1000) {
     const batch = exchangeNumbers.slice(start, start + 1000)
     const pipeline = redis.pipeline()
-    for (const exchangeNumber of batch) pipeline.smembers(`${base(exchangeNumber)}:handled`).exists(`${base(exchangeNumber)}:lease`)
+    for (const exchangeNumber of batch) pipeline.smembers(`${base(exchangeNumber)}:handled`).get(`${base(exchangeNumber)}:lease`)
     const replies = (await pipeline.exec()) ?? []
     batch.forEach((exchangeNumber, i) => {
       const [membersError, members] = replies[2 * i] ?? []
       const [leaseError, lease] = replies[2 * i + 1] ?? []
       if (membersError || leaseError) throw membersError ?? leaseError
       handled.set(exchangeNumber, members as string[])
-      leasesLeft += Number(lease)
+      // A completion leaves a short-lived 'done:' marker in the lease key; only a live lease counts.
+      if (typeof lease === 'string' && !lease.startsWith('done:')) leasesLeft++
     })
   }
   return { handled, leasesLeft }

@@ -63,6 +63,9 @@ local RANK = { pending = 0, failed = 1, succeeded = 2 }
 local lease_key, handled_key = KEYS[1], KEYS[2]
 local owner, state, lease_ms = ARGV[1], ARGV[2], ARGV[3]
 local held = redis.call('GET', lease_key)
+-- A completion's marker (see COMPLETE) holds no lease.
+local marker = held and string.sub(held, 1, 5) == 'done:'
+if marker then held = false end
 if held and string.sub(held, (string.find(held, ':', 1, true) or 0) + 1) ~= owner then
   local ttl = redis.call('PTTL', lease_key)
   if ttl < 1 then ttl = 1 end
@@ -77,7 +80,7 @@ if current and current ~= state and (state == 'pending' or (current == 'succeede
 end
 if redis.call('SISMEMBER', handled_key, state) == 1 then return { 'duplicate' } end
 local value = state .. ':' .. owner
-if held then
+if held or marker then
   -- The same owner claiming again renews its lease, as in the memory store.
   redis.call('SET', lease_key, value, 'PX', lease_ms)
 else
@@ -87,14 +90,22 @@ return { 'claimed', current or '' }
 `
 
 // Recording the state and dropping the lease in one script: a lease that expired in between cannot be
-// completed by its old owner after the next delivery took it over.
+// completed by its old owner after the next delivery took it over. The lease is replaced by a short-lived
+// "done:" marker so that the same completion sent again answers 1: a client resends a command whose reply a
+// Redis restart cut off, and answering 0 to a completion that was applied made the receiver report lease_lost
+// and the service redeliver, running the handlers again (seen in the restart soak with AOF appendfsync always).
 const COMPLETE = `
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+local held = redis.call('GET', KEYS[1])
+if held == 'done:' .. ARGV[1] then return 1 end
+if held ~= ARGV[1] then return 0 end
 redis.call('SADD', KEYS[2], ARGV[2])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[1], 'done:' .. ARGV[1], 'PX', ARGV[4])
 return 1
 `
+
+/** How long a completion can be sent again and still be told it was applied. */
+const DONE_MARKER_MS = 60_000
 
 const RELEASE = `
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
@@ -174,7 +185,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async complete(lease: LeaseRef): Promise<boolean> {
-      const reply = await completeScript(keys(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs])
+      const reply = await completeScript(keys(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs, String(DONE_MARKER_MS)])
       return Number(reply) === 1
     },
 

@@ -98,10 +98,14 @@ describe.skipIf(!available)('Redis store', () => {
         const whileHeld = await keysMatching(`*${ex}*`)
         expect(whileHeld).toHaveLength(1)
         expect(await store.complete(held)).toBe(true)
-        const afterwards = await keysMatching(`*${ex}*`)
-        expect(afterwards).toHaveLength(1)
+        const afterwards = (await keysMatching(`*${ex}*`)).sort()
         for (const key of [...whileHeld, ...afterwards]) expect(key.startsWith(prefix)).toBe(true)
-        expect(afterwards[0]).not.toBe(whileHeld[0])
+        // The handled states, and the lease key turned into a short-lived marker of the completion.
+        expect(afterwards).toEqual([whileHeld[0], `${prefix}{${ex}}:handled`].sort())
+        expect(await admin.get(whileHeld[0]!)).toBe(`done:succeeded:${held.owner}`)
+        const markerTtl = await admin.pttl(whileHeld[0]!)
+        expect(markerTtl).toBeGreaterThan(0)
+        expect(markerTtl).toBeLessThanOrEqual(60_000)
       })
 
       it('keeps completed states for retentionMs (30 days by default) and holds leases for leaseMs', async () => {
@@ -115,7 +119,7 @@ describe.skipIf(!available)('Redis store', () => {
           expect(leasePttl).toBeGreaterThan(0)
           expect(leasePttl).toBeLessThanOrEqual(30_000)
           expect(await store.complete(held)).toBe(true)
-          const [handledKey] = await keysMatching(`${prefix}*${held.exchangeNumber}*`)
+          const handledKey = (await keysMatching(`${prefix}*${held.exchangeNumber}*`)).find((key) => key.endsWith(':handled'))
           const pttl = await admin.pttl(handledKey!)
           expect(pttl).toBeGreaterThan(0)
           expect(pttl).toBeLessThanOrEqual(expected)
@@ -144,7 +148,20 @@ describe.skipIf(!available)('Redis store', () => {
         expect(await store.complete({ ...held, state: 'failed' })).toBe(false)
         expect(await store.release({ ...held, state: 'pending' })).toBe(false)
         expect(await store.complete(held)).toBe(true)
-        expect(await store.complete(held)).toBe(false)
+        // Sent again (a client resends a command whose reply a Redis restart cut off): it was applied, so true.
+        expect(await store.complete(held)).toBe(true)
+        // Nobody else's completion or release is taken for it.
+        expect(await store.complete({ ...held, owner: 'someone-else' })).toBe(false)
+        expect(await store.release(held)).toBe(false)
+        // The marker holds no lease: the next state of the payment is claimed at once, and the first is a duplicate.
+        expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('duplicate')
+        const b2b1 = exchange()
+        const pending = { exchangeNumber: b2b1, state: 'pending' as const, owner: 'first' }
+        expect((await store.claim({ ...pending, leaseMs: 30_000 })).outcome).toBe('claimed')
+        expect(await store.complete(pending)).toBe(true)
+        const final = await store.claim({ exchangeNumber: b2b1, state: 'succeeded', owner: 'second', leaseMs: 30_000 })
+        expect(final).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await store.complete({ exchangeNumber: b2b1, state: 'succeeded', owner: 'second' })).toBe(true)
       })
 
       it('sends its scripts again when Redis forgot them (SCRIPT FLUSH, restart, failover)', async () => {
