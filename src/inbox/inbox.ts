@@ -36,6 +36,13 @@ export interface InboxOptions {
   backoff?: BackoffOptions
   /** How often an idle worker looks for due entries written by other processes. Default 1000 ms. */
   pollMs?: number
+  /**
+   * When an entry that had failed is handled at last, the cause (a database, an ERP) is probably fixed: every
+   * entry waiting out a backoff is made due at once, instead of each waiting up to `backoff.maxMs`. Done at most
+   * once per `backoff.maxMs` in each process, so an entry that fails for reasons of its own (a poison entry) is
+   * tried at most one extra time per period. Default true.
+   */
+  resumeOnRecovery?: boolean
 }
 
 export interface InboxWorkOptions {
@@ -116,6 +123,24 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   const workers = new Set<{ stop(): Promise<void>; wake(): void }>()
   const workerPrefix = randomUUID()
   let takes = 0
+  if (options.resumeOnRecovery !== undefined && typeof options.resumeOnRecovery !== 'boolean') throw new TypeError('inbox.resumeOnRecovery must be a boolean')
+  const resumeOnRecovery = options.resumeOnRecovery !== false
+  let resumedAt = -Infinity
+
+  /** An entry that had failed was just handled: make every entry waiting out a backoff due now (see resumeOnRecovery). */
+  function resume(): void {
+    const now = Date.now()
+    if (!resumeOnRecovery || now - resumedAt < backoff.maxMs) return
+    resumedAt = now
+    queue.hasten().then(
+      (count) => {
+        if (count === 0) return
+        logger.info({ count }, 'an inbox entry that had failed was handled: the entries waiting out a backoff are due now')
+        for (const worker of workers) worker.wake()
+      },
+      (error: unknown) => logger.warn({ err: error }, 'could not make the waiting inbox entries due; they run when their backoff ends'),
+    )
+  }
 
   function rebuild(entry: TakenEntry): VerifiedPayment {
     const fields = parseFields(entry.fields) as Record<string, FieldInput>
@@ -139,6 +164,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     const dead = !DONE.has(answer.outcome) && answer.outcome !== 'busy' && (answer.outcome === 'rejected' || entry.attempts >= maxAttempts)
     host.attempted?.(verified, answer, dead)
     if (DONE.has(answer.outcome)) {
+      if (answer.outcome === 'processed' && entry.attempts > 1) resume()
       await queue.finish(entry).catch((error: unknown) => {
         // The store recorded the state: the next attempt finds it a duplicate and removes the entry then.
         logger.error({ ...log, err: error }, 'the inbox entry was handled but could not be removed; it will be found a duplicate')

@@ -95,6 +95,11 @@ export interface InboxQueue {
   show(exchangeNumber: string): Promise<(InboxItem & { fields: Record<string, unknown> })[]>
   /** Makes the targets due now (dead ones pending again, attempts back to 0); says how many. Leased entries are left alone. */
   retry(target: InboxRetryTarget): Promise<number>
+  /**
+   * Makes due now every pending entry that waits out a backoff after a failed attempt (leased and dead ones are
+   * left alone); says how many. The inbox calls it when the handlers work again (see InboxOptions.resumeOnRecovery).
+   */
+  hasten(): Promise<number>
   counts(): Promise<{ pending: number; dead: number }>
 }
 

@@ -137,6 +137,23 @@ for _, id in ipairs(ids) do
 end
 return count`
 
+// KEYS meta, due. Entries due later that have failed at least once (attempts > 0) become due now.
+const HASTEN = `${NOW}
+local count = 0
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
+  local raw = redis.call('HGET', KEYS[1], id)
+  if raw then
+    local meta = cjson.decode(raw)
+    if meta.status == 'pending' and meta.attempts > 0 then
+      meta.nextAt = now
+      redis.call('HSET', KEYS[1], id, cjson.encode(meta))
+      redis.call('ZADD', KEYS[2], now, id)
+      count = count + 1
+    end
+  end
+end
+return count`
+
 function splitId(id: string): { exchangeNumber: string; state: PaymentState } {
   const at = id.lastIndexOf(':')
   return { exchangeNumber: id.slice(0, at), state: id.slice(at + 1) as PaymentState }
@@ -169,6 +186,7 @@ export function redisInbox(send: RawCommand, prefix: string): InboxQueue {
     finish: luaScript(send, FINISH),
     fail: luaScript(send, FAIL),
     retry: luaScript(send, RETRY),
+    hasten: luaScript(send, HASTEN),
   }
   const idOf = (entry: { exchangeNumber: string; state: string }) => `${entry.exchangeNumber}:${entry.state}`
 
@@ -238,6 +256,10 @@ export function redisInbox(send: RawCommand, prefix: string): InboxQueue {
     async retry(target) {
       const args = 'allDead' in target ? ['dead'] : (target.state === undefined ? INBOX_STATES : [target.state]).map((state) => `${target.exchangeNumber}:${state}`)
       return Number(await scripts.retry([meta, due, leased, dead], args))
+    },
+
+    async hasten() {
+      return Number(await scripts.hasten([meta, due], []))
     },
 
     async counts() {

@@ -37,19 +37,31 @@ describe.skipIf(!available)('PostgreSQL inbox', () => {
     await admin.end()
     await Promise.all(pools.map((pool) => pool.end()))
   })
+  // Each receiver's pool is ended with its test: kept to the end, they would hold PostgreSQL's 100 connections
+  // against the other test files running at the same time.
   const newPool = () => {
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 })
     pool.on('error', () => {})
     pools.push(pool)
-    return pool
+    const close = async () => {
+      pools.splice(pools.indexOf(pool), 1)
+      await pool.end()
+    }
+    return { pool, close }
   }
 
   inboxSuite({
     name: 'pg Pool',
-    open: async () => ({ store: postgresStore({ client: newPool(), table: tables[0] }), close: async () => {} }),
+    open: async () => {
+      const { pool, close } = newPool()
+      return { store: postgresStore({ client: pool, table: tables[0] }), close }
+    },
   })
   inboxSuite({
     name: 'pg Pool, transactional',
-    open: async () => ({ store: postgresStore({ client: newPool(), table: tables[1], transactional: true, lockTimeoutMs: 200 }), close: async () => {} }),
+    open: async () => {
+      const { pool, close } = newPool()
+      return { store: postgresStore({ client: pool, table: tables[1], transactional: true, lockTimeoutMs: 200 }), close }
+    },
   })
 })

@@ -55,9 +55,14 @@ export function inboxSuite(subject: InboxSubject): void {
       closers.push(close)
       queue = store.openInbox()
     })
-    // Every receiver's workers share the inbox: stopped after each test, so none runs the next test's entries.
+    // Every receiver's workers share the inbox: stopped after each test, so none runs the next test's entries;
+    // then their stores' connections are closed.
+    const testClosers: (() => Promise<void>)[] = []
     afterEach(async () => {
-      await Promise.all(receivers.splice(0).map((receiver) => receiver.inbox.stop()))
+      const stopping = receivers.splice(0)
+      await Promise.all(stopping.map((receiver) => receiver.inbox.stop()))
+      await Promise.all(stopping.map((receiver) => receiver.flush()))
+      for (const close of testClosers.splice(0)) await close()
     })
     afterAll(async () => {
       for (const close of closers) await close()
@@ -66,7 +71,7 @@ export function inboxSuite(subject: InboxSubject): void {
     /** A receiver on a store of its own; `runs` records every handler call. */
     async function receiver(options: InboxOptions = FAST, handler?: (event: PaymentEvent<unknown>) => void | Promise<void>) {
       const { store, close } = await subject.open()
-      closers.push(close)
+      testClosers.push(close)
       const runs: string[] = []
       const created = createReceiver<unknown>({ checksumToken: TOKEN, store, leaseMs: 5_000, inbox: options, logger: debugLogger })
       for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const)
@@ -198,6 +203,71 @@ export function inboxSuite(subject: InboxSubject): void {
       expect(ids).toEqual(results.map(({ ex, state }) => `${ex}:${state}`).sort())
       // The work was spread: more than one receiver's worker ran handlers.
       expect(fleet.filter((member) => member.runs.length > 0).length).toBeGreaterThan(1)
+    })
+
+    // Both entries fail once and wait 30–60 s; an operator's retry of one of them then succeeds.
+    async function outageThenOneRetried(resumeOnRecovery: boolean) {
+      let broken = true
+      const { receiver: r, runs } = await receiver({ ...FAST, resumeOnRecovery, backoff: { baseMs: 60_000 } }, () => {
+        if (broken) throw new Error('ERP down')
+      })
+      const [first, second] = [exchange(), exchange()]
+      await Promise.all([deliver(r, first, 'succeeded'), deliver(r, second, 'succeeded')])
+      const waiting = async (ex: string) => ((await queue.show(ex))[0]?.nextAttemptAt?.getTime() ?? 0) > Date.now() + 20_000
+      expect(await eventually(async () => (await waiting(first)) && (await waiting(second)))).toBe(true)
+      broken = false
+      expect(await r.inbox.retry({ exchangeNumber: first })).toBe(1)
+      expect(await eventually(() => runs.includes(`${first}:succeeded`))).toBe(true)
+      return { r, runs, second, waiting }
+    }
+
+    it('once an entry that had failed succeeds, runs the others at once instead of after their backoff', async () => {
+      const { runs, second } = await outageThenOneRetried(true)
+      expect(await eventually(() => runs.includes(`${second}:succeeded`), 5_000)).toBe(true)
+      expect(await eventually(async () => (await queue.show(second)).length === 0)).toBe(true)
+      expect(runs.sort()).toEqual(runs.filter((id) => id.endsWith(':succeeded')).sort())
+      expect(runs).toHaveLength(2)
+    })
+
+    it('with resumeOnRecovery: false, leaves the others to their backoff', async () => {
+      const { r, runs, second, waiting } = await outageThenOneRetried(false)
+      await sleep(300)
+      expect(await waiting(second)).toBe(true)
+      expect(runs).not.toContain(`${second}:succeeded`)
+      // Drained here, so that no later test's workers find it.
+      expect(await r.inbox.retry({ exchangeNumber: second })).toBe(1)
+      expect(await eventually(() => runs.includes(`${second}:succeeded`))).toBe(true)
+    })
+
+    it('hasten() moves only entries waiting after a failed attempt: not busy-deferred, leased or dead ones', async () => {
+      const { receiver: r } = await receiver({ ...FAST, work: false })
+      const ids = { busy: exchange(), leased: exchange(), dead: exchange(), failed: exchange() }
+      for (const ex of Object.values(ids)) await deliver(r, ex, 'succeeded')
+      const owner = `test-${randomUUID()}`
+      let held: Awaited<ReturnType<InboxQueue['take']>>[number] | undefined
+      for (const entry of await queue.take(owner, 100, 60_000)) {
+        const ex = entry.exchangeNumber
+        if (ex === ids.leased) held = entry
+        else if (ex === ids.dead) await queue.fail(entry, { error: 'x', delayMs: 0, dead: true })
+        else if (ex === ids.failed) await queue.fail(entry, { error: 'x', delayMs: 60_000, dead: false })
+        // A busy attempt does not count; anything else (nothing, normally) goes back as it was.
+        else await queue.fail(entry, { error: 'busy', delayMs: ex === ids.busy ? 60_000 : 0, dead: false, refund: true })
+      }
+      expect(held).toBeDefined()
+      expect(await queue.hasten()).toBe(1)
+      const item = async (ex: string) => (await queue.show(ex))[0]
+      expect((await item(ids.failed))?.nextAttemptAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1000)
+      expect((await item(ids.busy))?.nextAttemptAt?.getTime()).toBeGreaterThan(Date.now() + 30_000)
+      expect(await item(ids.dead)).toMatchObject({ status: 'dead' })
+      expect((await item(ids.leased))?.leasedUntil).not.toBeNull()
+      // Cleaned up (a later test's workers must find nothing): lease and dead-letter lifted, then handled.
+      await queue.fail(held!, { error: 'x', delayMs: 0, dead: false, refund: true })
+      await queue.retry({ allDead: true })
+      await queue.retry({ exchangeNumber: ids.busy })
+      const worker = r.inbox.work({ pollMs: 50 })
+      const gone = async () => (await Promise.all(Object.values(ids).map((ex) => queue.show(ex)))).every((items) => items.length === 0)
+      expect(await eventually(gone)).toBe(true)
+      await worker.stop()
     })
 
     it('takes in reconciled records through handleTrusted, and runs handlers only in processes that work', async () => {

@@ -71,6 +71,7 @@ export interface InboxStatements {
   /** $1 exchange_number, $2 state or null. */
   retryOne: string
   retryDead: string
+  hasten: string
   counts: string
 }
 
@@ -114,6 +115,10 @@ ORDER BY i.received_at, i.exchange_number, i.rank LIMIT $3::int`,
 WHERE i.exchange_number = $1::text AND ($2::text IS NULL OR i.state = $2::text) AND ${free} RETURNING 1 AS done`,
 
     retryDead: `UPDATE ${t} AS i SET ${retried} WHERE i.status = 'dead' AND ${free} RETURNING 1 AS done`,
+
+    hasten: `WITH moved AS (UPDATE ${t} AS i SET next_attempt_at = now()
+  WHERE i.status = 'pending' AND i.next_attempt_at > now() AND i.attempts > 0 AND ${free} RETURNING 1)
+SELECT count(*)::int AS count FROM moved`,
 
     counts: `SELECT i.status, count(*)::int AS count FROM ${t} AS i GROUP BY i.status`,
   }

@@ -137,6 +137,11 @@ export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
       return rows.length
     },
 
+    async hasten() {
+      const [row] = (await run(sql.hasten, [])) as { count: number }[]
+      return Number(row?.count ?? 0)
+    },
+
     async counts() {
       const rows = (await run(sql.counts, [])) as { status: InboxStatus; count: number }[]
       const counts = { pending: 0, dead: 0 }
