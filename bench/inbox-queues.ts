@@ -36,12 +36,13 @@
  * from exchange_number:state) does it, for as long as the job row is kept; BullMQ's jobId likewise, while the
  * job is kept (completed ones are, by default).
  *
- * Environment: BENCH_RESULTS (per system and round, default 1500), BENCH_WARMUP (untimed, first round, default
- * 200), BENCH_CONCURRENCY (producers, and handlers in total, default 16), BENCH_ROUNDS (default 3; systems take
- * turns, medians reported), BENCH_PGBOSS_BATCH (pg-boss batchSize, default 16: one work() loop of 16; see
- * bench/inbox-queues-systems.ts), BENCH_POOL (connections per pg pool, ours and pg-boss's, default 20; pg-boss + claim: one pool for both),
- * BENCH_ONLY (comma-separated: ours-pg, pg-boss-claim, pg-boss, ours-redis, bullmq-claim, bullmq), BENCH_VERBOSE,
- * DATABASE_URL, REDIS_URL. Six systems at 1500 results and 3 rounds take about 40 s at load 5–7 on 2 cores.
+ * Environment: BENCH_RESULTS (per system and round, default 1000; 1500 when there were four systems),
+ * BENCH_WARMUP (untimed, first round, default 200), BENCH_CONCURRENCY (producers, and handlers in total, default
+ * 16), BENCH_ROUNDS (default 3; systems take turns, medians reported), BENCH_PGBOSS_BATCH (pg-boss batchSize,
+ * default 16: one work() loop of 16; see bench/inbox-queues-systems.ts), BENCH_POOL (connections per pg pool, ours
+ * and pg-boss's, default 20; pg-boss + claim has one pool for both), BENCH_ONLY (comma-separated: ours-pg,
+ * pg-boss-claim, pg-boss, ours-redis, bullmq-claim, bullmq), BENCH_VERBOSE, DATABASE_URL, REDIS_URL.
+ * Six systems at the defaults take 30–60 s on 2 cores at load 2–10.
  */
 import { randomBytes } from 'node:crypto'
 import { availableParallelism, loadavg } from 'node:os'
@@ -56,7 +57,7 @@ const core = await fromDist<Core>('index')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
 
-const RESULTS = envNumber('BENCH_RESULTS', 1500, 1)
+const RESULTS = envNumber('BENCH_RESULTS', 1000, 1)
 const WARMUP = envNumber('BENCH_WARMUP', 200, 0)
 const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 16, 1)
 const ROUNDS = envNumber('BENCH_ROUNDS', 3, 1)
