@@ -1,7 +1,8 @@
 /*
- * The four queues bench/inbox-queues.ts drives (and the library half of the two in bench/inbox-queues-claim.ts), each opened once per run on the real services and closed (its
- * tables, schema or keys removed) at the end. A system takes signed callback bodies and calls `handled` from its
- * handler with the exchange_number; everything else (timing, checking that each ran once) is the harness's.
+ * The four queues bench/inbox-queues.ts drives on their own (and the library half of the two "+ claim" systems in
+ * bench/inbox-queues-claim.ts), each opened once per run on the real services and closed (its tables, schema or
+ * keys removed) at the end. A system takes signed callback bodies and calls `handled` from its handler with the
+ * exchange_number; everything else (timing, checking that each ran once) is the harness's.
  */
 import { createHash } from 'node:crypto'
 import { Queue, Worker } from 'bullmq'
