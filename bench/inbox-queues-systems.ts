@@ -1,7 +1,8 @@
 /*
- * The four queues bench/inbox-queues.ts drives, each opened once per run on the real services and closed (its
- * tables, schema or keys removed) at the end. A system takes signed callback bodies and calls `handled` from its
- * handler with the exchange_number; everything else (timing, checking that each ran once) is the harness's.
+ * The four queues bench/inbox-queues.ts drives on their own (and the library half of the two "+ claim" systems in
+ * bench/inbox-queues-claim.ts), each opened once per run on the real services and closed (its tables, schema or
+ * keys removed) at the end. A system takes signed callback bodies and calls `handled` from its handler with the
+ * exchange_number; everything else (timing, checking that each ran once) is the harness's.
  */
 import { createHash } from 'node:crypto'
 import { Queue, Worker } from 'bullmq'
@@ -42,7 +43,7 @@ export interface System {
 }
 
 /** The trivial handler every system runs: one await, then report. */
-async function trivial(setup: Setup, exchangeNumber: string): Promise<void> {
+export async function trivial(setup: Setup, exchangeNumber: string): Promise<void> {
   await Promise.resolve()
   setup.handled(exchangeNumber)
 }
@@ -55,7 +56,7 @@ function verifier(setup: Setup) {
   const receiver = setup.core.createReceiver({ checksumToken: setup.checksumToken, store: setup.core.memoryStore(), timeline: false, telemetry: false })
   return async (body: Buffer) => {
     const verified = await receiver.verify({ body, contentType: CONTENT_TYPE })
-    const data = { exchangeNumber: verified.exchangeNumber, state: verified.state, fields: verified.fields, rendering: verified.rendering }
+    const data: JobData = { exchangeNumber: verified.exchangeNumber, state: verified.state, fields: verified.fields, rendering: verified.rendering }
     return { key: `${verified.exchangeNumber}:${verified.state}`, data }
   }
 }
@@ -107,11 +108,47 @@ function uuidOf(key: string): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
 }
 
-export async function pgBoss(setup: Setup): Promise<System> {
-  const schema = `fpxbench_${setup.runId}`
+/** The job data the libraries' producers send: the verified result, as the inbox would store it. */
+export interface JobData {
+  exchangeNumber: string
+  state: string
+  fields: Record<string, unknown>
+  rendering: string
+}
+
+/** How a library system differs between bench/inbox-queues.ts (alone) and bench/inbox-queues-claim.ts. */
+export interface LibraryVariant {
+  name: string
+  /** Added to `about`. */
+  about: string
+  /** Schema or key-prefix suffix, so two systems of one library never share a queue. */
+  suffix: string
+  /** The job handler. */
+  job(data: JobData): Promise<void>
+  /** pg-boss only: run its SQL on this pool (the `db` option) instead of opening one of its own. */
+  pool?: pg.Pool
+}
+
+const alone = (setup: Setup, name: string): LibraryVariant => ({
+  name,
+  about: '',
+  suffix: '',
+  job: (data) => trivial(setup, data.exchangeNumber),
+})
+
+export function pgBoss(setup: Setup): Promise<System> {
+  return pgBossWith(setup, alone(setup, 'pg-boss 10'))
+}
+
+export async function pgBossWith(setup: Setup, variant: LibraryVariant): Promise<System> {
+  const schema = `fpxbench_${setup.runId}${variant.suffix}`
   const queue = 'payments'
   // Cron and its clock checks are off (no schedules here); maintenance stays as shipped.
-  const boss = new PgBoss({ connectionString: setup.databaseUrl, schema, max: setup.poolMax, schedule: false })
+  const connection =
+    variant.pool === undefined
+      ? { connectionString: setup.databaseUrl, max: setup.poolMax }
+      : { db: { executeSql: (text: string, values: unknown[]) => variant.pool!.query(text, values) } }
+  const boss = new PgBoss({ ...connection, schema, schedule: false })
   boss.on('error', (error: unknown) => console.error('pg-boss:', error))
   const verify = verifier(setup)
   const batchSize = setup.pgBossBatch
@@ -135,8 +172,8 @@ export async function pgBoss(setup: Setup): Promise<System> {
       // 0.5 s is the least polling interval pg-boss 10 accepts; a worker is notified rather than left to poll:
       // by every send (as ours wakes its worker on accept) and by itself when a batch came back full (as ours
       // takes again after a full take). Without that it fetches at most once per 0.5 s.
-      const id = await boss.work<{ exchangeNumber: string }>(queue, { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
-        await Promise.all(jobs.map((job) => trivial(setup, job.data.exchangeNumber)))
+      const id = await boss.work<JobData>(queue, { batchSize, pollingIntervalSeconds: 0.5 }, async (jobs) => {
+        await Promise.all(jobs.map((job) => variant.job(job.data)))
         if (jobs.length === batchSize) boss.notifyWorker(id)
       })
       ids.push(id)
@@ -146,10 +183,11 @@ export async function pgBoss(setup: Setup): Promise<System> {
     throw error
   }
   return {
-    name: 'pg-boss 10',
+    name: variant.name,
     about:
-      `own pg pool of ${setup.poolMax}, schema ${schema}, standard queue; send(…, { id: UUID of exchange:state, singletonKey: exchange:state }); ` +
-      `${workers} work() loop(s) × batchSize ${batchSize}, pollingIntervalSeconds 0.5, notifyWorker on send and on a full batch`,
+      `${variant.pool === undefined ? `own pg pool of ${setup.poolMax}` : 'db: the store\'s pool'}, schema ${schema}, standard queue; ` +
+      `send(…, { id: UUID of exchange:state, singletonKey: exchange:state }); ` +
+      `${workers} work() loop(s) × batchSize ${batchSize}, pollingIntervalSeconds 0.5, notifyWorker on send and on a full batch${variant.about}`,
     async enqueue(body) {
       const { key, data } = await verify(body)
       const id = await boss.send(queue, data, { id: uuidOf(key), singletonKey: key })
@@ -160,7 +198,7 @@ export async function pgBoss(setup: Setup): Promise<System> {
   }
 }
 
-async function ioredis(url: string): Promise<Redis> {
+export async function ioredis(url: string): Promise<Redis> {
   const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: CONNECT_TIMEOUT_MS })
   let failure: unknown
   client.on('error', (error: unknown) => void (failure ??= error))
@@ -173,7 +211,7 @@ async function ioredis(url: string): Promise<Redis> {
   return client
 }
 
-async function unlinkPrefix(client: Redis, prefix: string): Promise<void> {
+export async function unlinkPrefix(client: Redis, prefix: string): Promise<void> {
   const send = rawCommand(client)
   let cursor = '0'
   do {
@@ -202,14 +240,18 @@ export async function oursRedis(setup: Setup): Promise<System> {
   }
 }
 
-export async function bullmq(setup: Setup): Promise<System> {
-  const prefix = `fpxbench-${setup.runId}`
+export function bullmq(setup: Setup): Promise<System> {
+  return bullmqWith(setup, alone(setup, 'BullMQ'))
+}
+
+export async function bullmqWith(setup: Setup, variant: LibraryVariant): Promise<System> {
+  const prefix = `fpxbench-${setup.runId}${variant.suffix}`
   const name = 'payments'
   // BullMQ wants maxRetriesPerRequest null on the connections its workers block on.
   const connection = { url: setup.redisUrl, maxRetriesPerRequest: null, connectTimeout: CONNECT_TIMEOUT_MS }
   const verify = verifier(setup)
   const queue = new Queue(name, { connection, prefix })
-  const worker = new Worker<{ exchangeNumber: string }>(name, (job) => trivial(setup, job.data.exchangeNumber), {
+  const worker = new Worker<JobData>(name, (job) => variant.job(job.data), {
     connection,
     prefix,
     concurrency: setup.concurrency,
@@ -234,8 +276,10 @@ export async function bullmq(setup: Setup): Promise<System> {
     throw error
   }
   return {
-    name: 'BullMQ',
-    about: `prefix ${prefix}; Queue.add(…, { jobId: exchange-state }) (BullMQ refuses ':' in a custom id); one Worker, concurrency ${setup.concurrency}; jobs kept after completion (the default)`,
+    name: variant.name,
+    about:
+      `prefix ${prefix}; Queue.add(…, { jobId: exchange-state }) (BullMQ refuses ':' in a custom id); one Worker, ` +
+      `concurrency ${setup.concurrency}; jobs kept after completion (the default)${variant.about}`,
     async enqueue(body) {
       const { key, data } = await verify(body)
       await queue.add('payment', data, { jobId: key.replace(':', '-') })
