@@ -25,9 +25,20 @@ export class MemoryTimeline {
   append(entries: readonly TimelineEntry[]): void {
     const now = Date.now()
     if (++this.appends % SWEEP_EVERY === 0) this.sweep(now)
-    for (const entry of entries) {
-      if (entry.exchangeNumber !== null) this.add(`x:${entry.exchangeNumber}`, entry, now)
-      if (entry.orderNumber !== null) this.add(`o:${entry.orderNumber}`, entry, now)
+    // A delivery's entries come together and name the same payment: one look-up (and one key) per trail for the
+    // run of them, not per entry, and a new trail's list made to their size (an empty list grows to 17 slots).
+    let from = 0
+    while (from < entries.length) {
+      const first = entries[from] as TimelineEntry
+      let to = from + 1
+      while (to < entries.length) {
+        const entry = entries[to] as TimelineEntry
+        if (entry.exchangeNumber !== first.exchangeNumber || entry.orderNumber !== first.orderNumber) break
+        to++
+      }
+      if (first.exchangeNumber !== null) this.add(`x:${first.exchangeNumber}`, entries, from, to, now)
+      if (first.orderNumber !== null) this.add(`o:${first.orderNumber}`, entries, from, to, now)
+      from = to
     }
   }
 
@@ -38,10 +49,11 @@ export class MemoryTimeline {
     return byTime(trail.entries.slice(-Math.min(limit, MAX_TIMELINE_ENTRIES)))
   }
 
-  private add(key: string, entry: TimelineEntry, now: number): void {
+  /** Adds entries[from, to) to the trail under `key`. */
+  private add(key: string, entries: readonly TimelineEntry[], from: number, to: number, now: number): void {
     let trail = this.trails.get(key)
-    if (trail === undefined || trail.expiresAt <= now) trail = { entries: [], expiresAt: 0 }
-    trail.entries.push(entry)
+    if (trail === undefined || trail.expiresAt <= now) trail = { entries: entries.slice(from, to), expiresAt: 0 }
+    else for (let i = from; i < to; i++) trail.entries.push(entries[i] as TimelineEntry)
     // Trimmed in halves, not per entry: splicing a full list on every append made a busy order cost O(n) each time.
     if (trail.entries.length >= 2 * MAX_TIMELINE_ENTRIES) trail.entries.splice(0, trail.entries.length - MAX_TIMELINE_ENTRIES)
     const expiresAt = now + this.retentionMs
