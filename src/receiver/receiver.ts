@@ -15,7 +15,7 @@ import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
 import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
 import { type HandlerError, Hooks } from './hooks.js'
-import { observe } from './observe.js'
+import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 
@@ -425,20 +425,26 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   function receiveOnce(
     source: ResultSource,
     what: string,
-    accept: () => VerifiedPayment | Promise<VerifiedPayment>,
+    accept: Accept,
+    delivery: RawDelivery | undefined,
+    watcher: AcceptWatcher | undefined,
   ): Promise<ReceiverResponse> {
     let accepted: VerifiedPayment | Promise<VerifiedPayment>
     try {
       // Usually no promise at all: the body is at hand and the token known, so no tick is spent waiting.
-      accepted = accept()
+      accepted = accept(delivery)
     } catch (error) {
       return Promise.resolve(notAccepted(error, source, what))
     }
     if (accepted instanceof Promise)
       return accepted.then(
-        (verified) => proceed(verified, source, what),
+        (verified) => {
+          watcher?.accepted(verified)
+          return proceed(verified, source, what)
+        },
         (error: unknown) => notAccepted(error, source, what),
       )
+    watcher?.accepted(accepted)
     return proceed(accepted, source, what)
   }
 
@@ -509,6 +515,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         })
 
   const receive = observe(receiveOnce, { timeline, telemetry, logger })
+  // One function for every delivery: it is handed the delivery (or the copy observe keeps the body of).
+  const acceptDelivery: Accept = (delivery) => verifier.verifyNow(delivery as RawDelivery)
 
   return {
     inbox: inbox ?? disabledInbox(),
@@ -529,7 +537,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
     flush: () => timeline.flush(),
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', (seen = delivery) => verifier.verifyNow(seen), delivery),
+    handle: (delivery) => receive(delivery.kind, 'a delivery', acceptDelivery, delivery),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 
