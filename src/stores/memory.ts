@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import { acceptTraces } from './delivery-trace.js'
 import { MemoryTimeline } from './memory-timeline.js'
 import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
@@ -106,7 +107,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     lease?.settle?.()
   }
 
-  return {
+  const store: ReceiverStore = {
     async claim(request: ClaimRequest): Promise<Claim> {
       const now = Date.now()
       if (++operations % SWEEP_EVERY === 0) sweep(now)
@@ -155,4 +156,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     appendTimeline: async (entries) => timeline.append(entries),
     readTimeline: async (query) => timeline.read(query),
   }
+  // The receiver's own writes: deliveries as traces, their entries made only when read.
+  return acceptTraces(store, async (items) => timeline.append(items))
 }
