@@ -31,12 +31,10 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
 
   const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
     const body = request.body
-    return {
-      kind,
-      contentType: request.headers['content-type'] ?? null,
-      query: rawQuery(request.raw.url ?? ''),
-      ...(body instanceof Uint8Array ? { body } : {}),
-    }
+    const contentType = request.headers['content-type'] ?? null
+    const query = rawQuery(request.raw.url ?? '')
+    // Two literals rather than a spread of `{ body }`, which V8 copies on a slow path for every request.
+    return body instanceof Uint8Array ? { kind, contentType, query, body } : { kind, contentType, query }
   }
   const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
 

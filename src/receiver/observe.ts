@@ -1,7 +1,9 @@
 /*
  * What operators see of each delivery, wrapped around the receiver's flow: the timeline entries (written
  * behind the answer) and the OpenTelemetry span and metrics. With neither (a store without a timeline, no
- * OpenTelemetry), the flow runs as it is, with nothing added.
+ * OpenTelemetry), the flow runs as it is, with nothing added. Per delivery this makes one Watch and one callback
+ * for its answer: closures made for every delivery were most of what observing cost besides the timeline's
+ * entries themselves.
  */
 import { performance } from 'node:perf_hooks'
 import type { RawDelivery } from '../core/body.js'
@@ -9,15 +11,23 @@ import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/verify.js'
 import type { TimelineSource } from '../stores/timeline.js'
 import type { DeliveryResult } from './delivery-result.js'
-import type { Telemetry } from './telemetry.js'
+import type { SpanLike, Telemetry } from './telemetry.js'
 import type { TimelineRecorder } from './timeline.js'
 
-/** Accepts a result; the delivery passed in, when given, replaces the one the function was made for. */
-export type Accept = (delivery?: RawDelivery) => VerifiedPayment | Promise<VerifiedPayment>
+/** Accepts a result: verifies `delivery` (when the result came as a delivery) or trusts what it was made for. */
+export type Accept = (delivery: RawDelivery | undefined) => VerifiedPayment | Promise<VerifiedPayment>
+
+/** Told when the result was accepted, before it is dispatched. */
+export interface AcceptWatcher {
+  accepted(verified: VerifiedPayment): void
+}
+
 export type Receive<S extends TimelineSource, R extends DeliveryResult> = (
   source: S,
   what: string,
-  accept: () => VerifiedPayment | Promise<VerifiedPayment>,
+  accept: Accept,
+  delivery: RawDelivery | undefined,
+  watcher: AcceptWatcher | undefined,
 ) => Promise<R>
 export type ObservedReceive<S extends TimelineSource, R extends DeliveryResult> = (
   source: S,
@@ -26,15 +36,39 @@ export type ObservedReceive<S extends TimelineSource, R extends DeliveryResult> 
   delivery?: RawDelivery,
 ) => Promise<R>
 
-/** A delivery whose body, if read lazily (readBody), is kept for a second look should it be refused. */
-function keepingBody(delivery: RawDelivery): { delivery: RawDelivery; body: () => RawDelivery } {
-  const read = delivery.readBody
-  if (delivery.body != null || read === undefined) return { delivery, body: () => delivery }
-  let kept: Uint8Array | string | undefined
-  return {
-    delivery: { ...delivery, readBody: async (maxBytes) => (kept = await read(maxBytes)) },
-    body: () => ({ ...delivery, readBody: undefined, body: kept ?? null }),
+/** One delivery being observed: when it came, when and what was accepted, its span. */
+class Watch implements AcceptWatcher {
+  verified: VerifiedPayment | undefined = undefined
+  verifiedAt = 0
+  /** A lazily read body, kept for a second look should the delivery be refused. */
+  kept: Uint8Array | string | undefined = undefined
+
+  constructor(
+    readonly source: TimelineSource,
+    readonly receivedAt: number,
+    readonly started: number,
+    readonly span: SpanLike | undefined,
+    readonly delivery: RawDelivery | undefined,
+  ) {}
+
+  accepted(verified: VerifiedPayment): void {
+    this.verified = verified
+    this.verifiedAt = Date.now()
   }
+
+  /** What a refused delivery carried, to read the numbers its body claims. */
+  refused(): RawDelivery | undefined {
+    const delivery = this.delivery
+    if (delivery === undefined || delivery.body != null || delivery.readBody === undefined) return delivery
+    return { ...delivery, readBody: undefined, body: this.kept ?? null }
+  }
+}
+
+/** A delivery whose body, if read lazily (readBody), is kept in `watch` should it be refused. */
+function keepingBody(delivery: RawDelivery, watch: Watch): RawDelivery {
+  const read = delivery.readBody
+  if (delivery.body != null || read === undefined) return delivery
+  return { ...delivery, readBody: async (maxBytes) => (watch.kept = await read(maxBytes)) }
 }
 
 export function observe<S extends TimelineSource, R extends DeliveryResult>(
@@ -42,39 +76,42 @@ export function observe<S extends TimelineSource, R extends DeliveryResult>(
   parts: { timeline: TimelineRecorder; telemetry: Telemetry; logger: Logger },
 ): ObservedReceive<S, R> {
   const { timeline, telemetry, logger } = parts
-  return (source, what, accept, delivery) => {
-    const span = telemetry.start(source)
-    if (span === undefined && !timeline.enabled) return receive(source, what, accept)
-    const receivedAt = Date.now()
-    const started = span === undefined ? 0 : performance.now()
-    const seen = delivery === undefined || !timeline.enabled ? undefined : keepingBody(delivery)
-    let verified: VerifiedPayment | undefined
-    let verifiedAt = 0
-    const watched = async () => {
-      verified = await accept(seen?.delivery)
-      verifiedAt = Date.now()
-      return verified
-    }
-    const run = () => receive(source, what, watched)
-    return (span === undefined ? run() : span.run(run)).then((response) => {
-      // The answer is decided: nothing below may change it or make handle() throw.
+
+  function answered(watch: Watch, response: R): R {
+    // The answer is decided: nothing below may change it or make handle() throw.
+    if (watch.span !== undefined || telemetry.metering) {
       try {
-        span?.end(response, verified, (performance.now() - started) / 1000)
+        telemetry.end(watch.span, watch.source, response, watch.verified, (performance.now() - watch.started) / 1000)
       } catch (error) {
         logger.error({ err: error }, 'telemetry: recording the delivery failed')
       }
-      if (timeline.enabled)
-        timeline.recordDelivery({
-          source,
-          attempt: timeline.nextAttempt(),
-          receivedAt,
-          verifiedAt,
-          answeredAt: Date.now(),
-          verified,
-          refused: verified === undefined ? seen?.body() : undefined,
-          response,
-        })
-      return response
-    })
+    }
+    if (timeline.enabled)
+      timeline.recordDelivery({
+        source: watch.source,
+        attempt: timeline.nextAttempt(),
+        receivedAt: watch.receivedAt,
+        verifiedAt: watch.verifiedAt,
+        answeredAt: Date.now(),
+        verified: watch.verified,
+        refused: watch.verified === undefined ? watch.refused() : undefined,
+        response,
+      })
+    return response
+  }
+
+  return (source, what, accept, delivery) => {
+    const span = telemetry.start(source)
+    if (span === undefined && !timeline.enabled && !telemetry.metering) return receive(source, what, accept, delivery, undefined)
+    const watch = new Watch(
+      source,
+      Date.now(),
+      telemetry.metering ? performance.now() : 0,
+      span,
+      delivery === undefined || !timeline.enabled ? undefined : delivery,
+    )
+    const seen = watch.delivery === undefined ? delivery : keepingBody(watch.delivery, watch)
+    const result = span === undefined ? receive(source, what, accept, seen, watch) : telemetry.run(span, () => receive(source, what, accept, seen, watch))
+    return result.then((response) => answered(watch, response))
   }
 }

@@ -15,8 +15,9 @@ import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, Verifier, type VerifyOptions } from '../core/verify.js'
 import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
 import { type HandlerError, Hooks } from './hooks.js'
-import { observe } from './observe.js'
+import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
+import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 
 export type DeliveryKind = 'callback' | 'redirect'
@@ -164,105 +165,6 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   failed: 'payment.failed',
 }
 
-/**
- * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
- * class and the typed payment is built only if someone reads it: most answers go out without anyone looking.
- */
-/*
- * The verified result sits under a module Symbol, not a #private field: a copy that keeps the prototype
- * (lodash's cloneDeep, Object.assign onto Object.create) must still read `payment`, not throw.
- */
-const VERIFIED = Symbol('verified')
-
-class Answer implements ReceiverResponse {
-  // `declare`: no own `error: undefined` on successful answers ('error' in response stays false for them).
-  declare error?: { code: ReceiverErrorCode; message: string }
-  readonly [VERIFIED]: VerifiedPayment | undefined
-
-  constructor(
-    public status: number,
-    public headers: Record<string, string>,
-    public body: string,
-    public outcome: Outcome,
-    verified: VerifiedPayment | undefined,
-  ) {
-    this[VERIFIED] = verified
-  }
-
-  get payment(): Payment | undefined {
-    return this[VERIFIED]?.payment
-  }
-
-  /** JSON.stringify(response) shows the payment, as it did when it was an own property. */
-  toJSON(): ReceiverResponse {
-    const { status, headers, body, outcome, error, payment } = this
-    return { status, headers, body, outcome, ...(payment === undefined ? {} : { payment }), ...(error === undefined ? {} : { error }) }
-  }
-}
-
-function acknowledged(outcome: Outcome, verified: VerifiedPayment): ReceiverResponse {
-  return new Answer(200, { 'content-type': 'text/plain; charset=utf-8' }, 'OK', outcome, verified)
-}
-
-function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPayment): ReceiverResponse {
-  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
-  const body = JSON.stringify({ error: { code: error.code, message: error.message } })
-  const response = new Answer(error.status, headers, body, outcome, verified)
-  response.error = { code: error.code, message: error.message }
-  return response
-}
-
-/** The event handlers get: one class, the payment and fields behind prototype getters, built on first read. */
-class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
-  readonly id: string
-  readonly state: PaymentState
-  readonly rendering: Rendering
-  readonly credential: MatchedCredential | undefined
-  readonly [VERIFIED]: VerifiedPayment
-
-  constructor(
-    verified: VerifiedPayment,
-    readonly name: PaymentEventName,
-    readonly previousState: PaymentState | null,
-    readonly delivery: ResultSource,
-    readonly transaction: TTransaction | undefined,
-  ) {
-    this[VERIFIED] = verified
-    this.state = verified.state
-    this.id = `${verified.exchangeNumber}:${verified.state}`
-    this.rendering = verified.rendering
-    this.credential = verified.credential
-  }
-
-  get payment(): Payment {
-    return this[VERIFIED]?.payment as Payment
-  }
-
-  get fields(): Readonly<Record<string, unknown>> {
-    return this[VERIFIED]?.fields as Readonly<Record<string, unknown>>
-  }
-
-  get unsignedQuery(): Readonly<Record<string, string>> {
-    return this[VERIFIED]?.unsignedQuery as Readonly<Record<string, string>>
-  }
-
-  /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
-  toJSON(): Record<string, unknown> {
-    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction } = this
-    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
-  }
-}
-
-// The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
-const MAX_RETRY_AFTER_S = 5
-
-function busy(retryAfterMs: number, verified: VerifiedPayment): ReceiverResponse {
-  const error = new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later')
-  const response = refused(error, 'busy', verified)
-  response.headers['retry-after'] = String(Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(retryAfterMs / 1000))))
-  return response
-}
-
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref())
 }
@@ -303,151 +205,181 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
   const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
 
-  async function dispatch(verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
+  /**
+   * Claims the payment, runs its handlers and records them done. One async function from claim to answer: every
+   * nested async call cost the delivery another promise and another trip through the microtask queue.
+   * `what` names the input for the catch-all, which turns an unexpected error into an answer; without it (the
+   * inbox, which records the error itself) the error is thrown.
+   */
+  async function dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    // One object serves as the claim request and as the lease reference for complete/release.
-    const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
-    const now = Date.now()
-    const waitUntil = now + leaseMs
-    const askUntil = now + busyWaitMs
-    let pauseMs = 10
-    let previousState: PaymentState | null
-    let transaction: TTransaction | undefined
-    for (;;) {
-      let claim
-      try {
-        claim = await store.claim(lease)
-      } catch (error) {
-        logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
-        const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
-        response.headers['retry-after'] = '5'
-        return response
-      }
-      if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
-      if (claim.outcome === 'stale') {
-        logger.info({ exchangeNumber, state, delivery: kind, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
-        return acknowledged('stale', verified)
-      }
-      if (claim.outcome === 'claimed') {
-        previousState = claim.previousState
-        transaction = claim.transaction
-        break
-      }
-      const remaining = waitUntil - Date.now()
-      // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
-      // when they run in this process, otherwise let the sender retry.
-      const local = inFlight.get(exchangeNumber)
-      if (local !== undefined) local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
-      const settled = claim.settled ?? local?.waiting
-      if (settled !== undefined && remaining > 0) {
-        await waitFor(settled, remaining)
-        continue
-      }
-      // Held by another process: nothing here can tell when it is done, so ask again a few times, backing off.
-      const left = askUntil - Date.now()
-      if (left <= 0) return busy(claim.retryAfterMs, verified)
-      await sleep(Math.min(pauseMs, left))
-      pauseMs *= 2
-    }
-
-    const running: { waiting?: Promise<void>; wake?: () => void } = {}
-    inFlight.set(exchangeNumber, running)
     try {
-      return await runHandlers(verified, kind, lease, previousState, transaction)
-    } finally {
-      inFlight.delete(exchangeNumber)
-      running.wake?.()
+      // One object serves as the claim request and as the lease reference for complete/release.
+      const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+      const now = Date.now()
+      const waitUntil = now + leaseMs
+      const askUntil = now + busyWaitMs
+      let pauseMs = 10
+      let previousState: PaymentState | null
+      let transaction: TTransaction | undefined
+      for (;;) {
+        let claim
+        try {
+          claim = await store.claim(lease)
+        } catch (error) {
+          logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
+          const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
+          response.headers['retry-after'] = '5'
+          return response
+        }
+        if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
+        if (claim.outcome === 'stale') {
+          logger.info({ exchangeNumber, state, delivery: kind, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
+          return acknowledged('stale', verified)
+        }
+        if (claim.outcome === 'claimed') {
+          previousState = claim.previousState
+          transaction = claim.transaction
+          break
+        }
+        const remaining = waitUntil - Date.now()
+        // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
+        // when they run in this process, otherwise let the sender retry.
+        const local = inFlight.get(exchangeNumber)
+        if (local !== undefined) local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
+        const settled = claim.settled ?? local?.waiting
+        if (settled !== undefined && remaining > 0) {
+          await waitFor(settled, remaining)
+          continue
+        }
+        // Held by another process: nothing here can tell when it is done, so ask again a few times, backing off.
+        const left = askUntil - Date.now()
+        if (left <= 0) return busy(claim.retryAfterMs, verified)
+        await sleep(Math.min(pauseMs, left))
+        pauseMs *= 2
+      }
+
+      const running: { waiting?: Promise<void>; wake?: () => void } = {}
+      inFlight.set(exchangeNumber, running)
+      try {
+        const log = { exchangeNumber, state, delivery: kind }
+        const name = EVENT_NAMES[state]
+        const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
+        try {
+          const handling = hooks.handlersFor(handlers[name], name, log)
+          for (let i = 0; i < handling.length; i++) {
+            // A handler that returns nothing (most do) costs no tick.
+            const result = (handling[i] as PaymentHandler<TTransaction>)(event)
+            if (result !== undefined) await result
+          }
+        } catch (error) {
+          return await handlerFailed(error, event, verified, lease, log)
+        }
+        let completed: boolean
+        try {
+          completed = await store.complete(lease)
+        } catch (error) {
+          logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
+          return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
+        }
+        if (!completed) {
+          logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
+          return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
+        }
+        logger.info(log, HANDLED[name])
+        return acknowledged('processed', verified)
+      } finally {
+        inFlight.delete(exchangeNumber)
+        running.wake?.()
+      }
+    } catch (error) {
+      if (what === undefined) throw error
+      logger.error({ err: error, delivery: kind }, `unexpected error while handling ${what}`)
+      return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
     }
   }
 
-  async function runHandlers(
+  /** A handler threw: the claim is released so that a redelivery runs the handlers again. */
+  async function handlerFailed(
+    error: unknown,
+    event: PaymentEvent<TTransaction>,
     verified: VerifiedPayment,
-    kind: ResultSource,
     lease: LeaseRef,
-    previousState: PaymentState | null,
-    transaction: TTransaction | undefined,
+    log: { exchangeNumber: string; state: PaymentState; delivery: ResultSource },
   ): Promise<ReceiverResponse> {
-    const { exchangeNumber, state } = verified
-    const log = { exchangeNumber, state, delivery: kind }
-
-    const name = EVENT_NAMES[state]
-    const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
-    try {
-      const running = hooks.handlersFor(handlers[name], name, log)
-      for (let i = 0; i < running.length; i++) {
-        // A handler that returns nothing (most do) costs no tick.
-        const result = (running[i] as PaymentHandler<TTransaction>)(event)
-        if (result !== undefined) await result
-      }
-    } catch (error) {
-      logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
-      hooks.handlerFailed(error, event)
-      await store.release(lease).catch((releaseError: unknown) => {
-        logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
-      })
-      const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
-      const response = refused(new ReceiverError('handler_failed', message), 'failed', verified)
-      handlerFailures.set(response, error)
-      return response
-    }
-    let completed: boolean
-    try {
-      completed = await store.complete(lease)
-    } catch (error) {
-      logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
-      return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
-    }
-    if (!completed) {
-      logger.error(log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
-      return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
-    }
-    logger.info(log, HANDLED[name])
-    return acknowledged('processed', verified)
+    const name = event.name
+    logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+    hooks.handlerFailed(error, event)
+    await store.release(lease).catch((releaseError: unknown) => {
+      logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
+    })
+    const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
+    const response = refused(new ReceiverError('handler_failed', message), 'failed', verified)
+    handlerFailures.set(response, error)
+    return response
   }
 
   /**
    * What both entry points share: accept the result (by its checksum, or because it came over the API), then
-   * dispatch it; every failure becomes an answer, never a throw.
+   * dispatch it; every failure becomes an answer, never a throw. Not an async function: a result accepted at
+   * once (nearly all) goes straight to dispatch, whose promise is the answer, with no promise of its own between.
    */
-  async function receiveOnce(
+  function receiveOnce(
     source: ResultSource,
     what: string,
-    accept: () => VerifiedPayment | Promise<VerifiedPayment>,
+    accept: Accept,
+    delivery: RawDelivery | undefined,
+    watcher: AcceptWatcher | undefined,
   ): Promise<ReceiverResponse> {
-    let verified: VerifiedPayment
+    let accepted: VerifiedPayment | Promise<VerifiedPayment>
     try {
       // Usually no promise at all: the body is at hand and the token known, so no tick is spent waiting.
-      const accepted = accept()
-      verified = accepted instanceof Promise ? await accepted : accepted
+      accepted = accept(delivery)
     } catch (error) {
-      if (error instanceof ReceiverError) {
-        const level = error.status >= 500 ? 'error' : 'warn'
-        const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
-        logger[level](details, `refused ${what}: ${error.message}`)
-        return refused(error, 'rejected')
-      }
-      logger.error({ err: error, delivery: source }, `unexpected error while reading ${what}`)
-      return refused(new ReceiverError('internal_error', `unexpected error while reading ${what}`), 'failed')
+      return Promise.resolve(notAccepted(error, source, what))
     }
-    const missing = requireFields.filter((name) => !verified.has(name))
-    if (missing.length > 0) {
-      const error = new ReceiverError('invalid_fields', `the result lacks ${missing.join(', ')}, which requireFields asks for`, { fields: missing })
-      logger.warn({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber }, `refused ${what}: ${error.message}`)
+    if (accepted instanceof Promise)
+      return accepted.then(
+        (verified) => {
+          watcher?.accepted(verified)
+          return proceed(verified, source, what)
+        },
+        (error: unknown) => notAccepted(error, source, what),
+      )
+    watcher?.accepted(accepted)
+    return proceed(accepted, source, what)
+  }
+
+  function notAccepted(error: unknown, source: ResultSource, what: string): ReceiverResponse {
+    if (error instanceof ReceiverError) {
+      const level = error.status >= 500 ? 'error' : 'warn'
+      const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
+      logger[level](details, `refused ${what}: ${error.message}`)
       return refused(error, 'rejected')
     }
-    if (!verified.has('transaction_amount'))
-      logger.warn(
-        { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: source },
-        'a verified result carries no transaction_amount: the checksum does not sign field names, so confirm the ' +
-          'payment (client.paymentStatus) before fulfilling, or set requireFields: [\'transaction_amount\']',
-      )
+    logger.error({ err: error, delivery: source }, `unexpected error while reading ${what}`)
+    return refused(new ReceiverError('internal_error', `unexpected error while reading ${what}`), 'failed')
+  }
+
+  function proceed(verified: VerifiedPayment, source: ResultSource, what: string): Promise<ReceiverResponse> {
     try {
-      if (inbox === undefined) return await dispatch(verified, source)
-      return await queue(inbox, verified, source)
+      // Most receivers require nothing: no array is made for them.
+      const missing = requireFields.length === 0 ? requireFields : requireFields.filter((name) => !verified.has(name))
+      if (missing.length > 0) {
+        const error = new ReceiverError('invalid_fields', `the result lacks ${missing.join(', ')}, which requireFields asks for`, { fields: missing })
+        logger.warn({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber }, `refused ${what}: ${error.message}`)
+        return Promise.resolve(refused(error, 'rejected'))
+      }
+      if (!verified.has('transaction_amount'))
+        logger.warn(
+          { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: source },
+          'a verified result carries no transaction_amount: the checksum does not sign field names, so confirm the ' +
+            'payment (client.paymentStatus) before fulfilling, or set requireFields: [\'transaction_amount\']',
+        )
     } catch (error) {
-      logger.error({ err: error, delivery: source }, `unexpected error while handling ${what}`)
-      return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
+      return Promise.resolve(notAccepted(error, source, what))
     }
+    return inbox === undefined ? dispatch(verified, source, what) : queue(inbox, verified, source)
   }
 
   async function queue(into: AcceptingInbox, verified: VerifiedPayment, source: ResultSource): Promise<ReceiverResponse> {
@@ -461,6 +393,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     }
     return acknowledged('queued', verified)
   }
+
+
 
   const inbox =
     options.inbox === undefined
@@ -483,6 +417,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         })
 
   const receive = observe(receiveOnce, { timeline, telemetry, logger })
+  // One function for every delivery: it is handed the delivery (or the copy observe keeps the body of).
+  const acceptDelivery: Accept = (delivery) => verifier.verifyNow(delivery as RawDelivery)
 
   return {
     inbox: inbox ?? disabledInbox(),
@@ -503,7 +439,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
     flush: () => timeline.flush(),
 
-    handle: (delivery) => receive(delivery.kind, 'a delivery', (seen = delivery) => verifier.verifyNow(seen), delivery),
+    handle: (delivery) => receive(delivery.kind, 'a delivery', acceptDelivery, delivery),
 
     handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
 

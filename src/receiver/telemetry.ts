@@ -14,6 +14,8 @@ import type { DeliveryResult } from './delivery-result.js'
 type Attributes = Record<string, string | number | boolean>
 
 export interface SpanLike {
+  /** Part of every Span; optional here so that a hand-made span without it still works. */
+  spanContext?(): { traceId: string }
   setAttribute(key: string, value: string | number | boolean): unknown
   setAttributes(attributes: Attributes): unknown
   setStatus(status: { code: number; message?: string }): unknown
@@ -46,6 +48,8 @@ export interface OpenTelemetryApi {
     with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(context: unknown, fn: F, thisArg?: unknown, ...args: A): ReturnType<F>
   }
   metrics: { getMeter(name: string, version?: string): MeterLike }
+  /** The API's no-op meter (since 1.3): its instruments are singletons, so a no-op meter can be recognised. */
+  createNoopMeter?(): MeterLike
 }
 
 export interface TelemetryOptions {
@@ -75,10 +79,15 @@ const SPAN_KIND_INTERNAL = 0
 const STATUS_ERROR = 2
 const BUCKETS_S = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-export interface DeliverySpan {
-  /** Runs `work` with the span active, so the handlers' own spans (database, HTTP) nest under it. */
-  run<T>(work: () => Promise<T>): Promise<T>
-  end(response: DeliveryResult, verified: VerifiedPayment | undefined, seconds: number): void
+// What the no-op tracer's spans carry when no parent span is active: nothing can ever see such a span.
+const INVALID_TRACE_ID = '00000000000000000000000000000000'
+
+/** The span options of each source, made once: the tracer only reads them. */
+const spanOptions = new Map<TimelineSource, { kind: number; attributes: Attributes }>()
+function optionsFor(source: TimelineSource): { kind: number; attributes: Attributes } {
+  let options = spanOptions.get(source)
+  if (options === undefined) spanOptions.set(source, (options = { kind: SPAN_KIND_INTERNAL, attributes: { [ATTR.source]: source } }))
+  return options
 }
 
 export class Telemetry {
@@ -113,6 +122,16 @@ export class Telemetry {
     return this.api !== undefined
   }
 
+  /**
+   * Whether the metrics go anywhere: with the API's no-op meter (no MeterProvider was registered when the receiver
+   * was made, and the API's meters never change provider later), nothing is measured or built for them.
+   */
+  get metering(): boolean {
+    return this.meters
+  }
+
+  private meters = false
+
   private use(api: OpenTelemetryApi, options: TelemetryOptions): void {
     try {
       this.tracer = (options.tracerProvider ?? api.trace).getTracer(INSTRUMENTATION_NAME)
@@ -126,38 +145,53 @@ export class Telemetry {
         unit: 's',
         advice: { explicitBucketBoundaries: BUCKETS_S },
       })
+      const noop = api.createNoopMeter?.()
+      this.meters = noop === undefined || this.deliveries !== noop.createCounter(METRIC.deliveries) || this.duration !== noop.createHistogram(METRIC.duration)
       this.api = api
     } catch (error) {
       this.logger.error({ err: error }, 'telemetry: could not set up OpenTelemetry; no spans or metrics')
     }
   }
 
-  start(source: TimelineSource): DeliverySpan | undefined {
-    const api = this.api
-    const tracer = this.tracer
-    if (api === undefined || tracer === undefined) return undefined
-    const span = tracer.startSpan(SPAN_NAME, { kind: SPAN_KIND_INTERNAL, attributes: { [ATTR.source]: source } })
-    return {
-      run: (work) => api.context.with(api.trace.setSpan(api.context.active(), span), work),
-      end: (response, verified, seconds) => {
-        const attributes: Attributes = { [ATTR.source]: source, [ATTR.outcome]: response.outcome }
-        if (verified !== undefined) attributes[ATTR.state] = verified.state
-        if (response.error !== undefined) attributes[ATTR.errorCode] = response.error.code
-        try {
-          this.deliveries?.add(1, attributes)
-          this.duration?.record(seconds, { [ATTR.source]: source, [ATTR.outcome]: response.outcome })
-          if (span.isRecording()) {
-            span.setAttributes({ ...attributes, [ATTR.status]: response.status })
-            if (verified !== undefined) {
-              span.setAttribute(ATTR.exchangeNumber, verified.exchangeNumber)
-              span.setAttribute(ATTR.orderNumber, verified.payment.orderNumber)
-            }
-            if (response.status >= 500) span.setStatus({ code: STATUS_ERROR, message: response.error?.code ?? 'failed' })
-          }
-        } finally {
-          span.end()
+  /** The delivery's span, when OpenTelemetry is in use; end it with end(). */
+  start(source: TimelineSource): SpanLike | undefined {
+    return this.api === undefined ? undefined : this.tracer?.startSpan(SPAN_NAME, optionsFor(source))
+  }
+
+  /**
+   * Runs `work` with the span active, so the handlers' own spans (database, HTTP) nest under it. A span of the
+   * no-op tracer with no parent (no SDK, no active trace) records nothing and cannot parent anything: `work` then
+   * runs as it is, without a context made for it.
+   */
+  run<T>(span: SpanLike, work: () => Promise<T>): Promise<T> {
+    const api = this.api as OpenTelemetryApi
+    if (!span.isRecording() && span.spanContext?.().traceId === INVALID_TRACE_ID) return work()
+    return api.context.with(api.trace.setSpan(api.context.active(), span), work)
+  }
+
+  /** Records the delivery's outcome on its span (then ends it) and in the metrics. */
+  end(span: SpanLike | undefined, source: TimelineSource, response: DeliveryResult, verified: VerifiedPayment | undefined, seconds: number): void {
+    try {
+      const recording = span !== undefined && span.isRecording()
+      // Nothing is built for instruments and spans that would drop it (the API without an SDK).
+      if (!this.meters && !recording) return
+      const attributes: Attributes = { [ATTR.source]: source, [ATTR.outcome]: response.outcome }
+      if (verified !== undefined) attributes[ATTR.state] = verified.state
+      if (response.error !== undefined) attributes[ATTR.errorCode] = response.error.code
+      if (this.meters) {
+        this.deliveries?.add(1, attributes)
+        this.duration?.record(seconds, { [ATTR.source]: source, [ATTR.outcome]: response.outcome })
+      }
+      if (recording) {
+        span.setAttributes({ ...attributes, [ATTR.status]: response.status })
+        if (verified !== undefined) {
+          span.setAttribute(ATTR.exchangeNumber, verified.exchangeNumber)
+          span.setAttribute(ATTR.orderNumber, verified.payment.orderNumber)
         }
-      },
+        if (response.status >= 500) span.setStatus({ code: STATUS_ERROR, message: response.error?.code ?? 'failed' })
+      }
+    } finally {
+      span?.end()
     }
   }
 

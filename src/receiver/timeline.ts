@@ -6,6 +6,7 @@ import type { VerifiedPayment } from '../core/verify.js'
 import type { ReceiverStore } from '../stores/store.js'
 import type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from '../stores/timeline.js'
 import type { DeliveryResult } from './delivery-result.js'
+import { DeliveryTrace, traceAppender } from '../stores/delivery-trace.js'
 
 /**
  * The receiver's side of the timeline: entries are queued and written to the store in batches after the answer
@@ -88,15 +89,27 @@ export class TimelineRecorder {
   }
 
   private async write(batch: (TimelineEntry | DeliveryRecord)[]): Promise<void> {
-    const entries: TimelineEntry[] = []
+    const appendTraces = traceAppender(this.store)
+    const items: (TimelineEntry | DeliveryTrace)[] = []
+    let entries = 0
     try {
       for (const item of batch) {
-        if ('response' in item) for (const entry of deliveryEntries(item, this.maxBodyBytes)) entries.push(entry)
-        else entries.push(item)
+        if (!('response' in item)) {
+          items.push(item)
+          entries++
+          continue
+        }
+        const trace = deliveryTrace(item, this.maxBodyBytes)
+        if (trace === undefined) continue
+        entries += trace.size
+        // A store that keeps traces gets them whole; any other gets their entries.
+        if (appendTraces !== undefined) items.push(trace)
+        else for (const entry of trace.entries()) items.push(entry)
       }
-      if (entries.length > 0) await this.store.appendTimeline?.(entries)
+      if (items.length > 0)
+        await (appendTraces !== undefined ? appendTraces(items) : this.store.appendTimeline?.(items as TimelineEntry[]))
     } catch (error) {
-      this.logger.error({ err: error, entries: entries.length }, `the store failed to record ${entries.length} timeline entries; they are lost`)
+      this.logger.error({ err: error, entries }, `the store failed to record ${entries} timeline entries; they are lost`)
     } finally {
       this.pending -= batch.length
     }
@@ -175,33 +188,30 @@ export interface DeliveryRecord {
 
 /** received, then verified or refused, then the outcome: what one delivery adds to its payment's timeline. */
 export function deliveryEntries(record: DeliveryRecord, maxBodyBytes: number): TimelineEntry[] {
+  return deliveryTrace(record, maxBodyBytes)?.entries() ?? []
+}
+
+/** The same as one record, or undefined when there is nothing to file it under. */
+export function deliveryTrace(record: DeliveryRecord, maxBodyBytes: number): DeliveryTrace | undefined {
   const { verified, response } = record
   const claimed = verified === undefined && record.refused !== undefined ? claimedNumbers(record.refused, maxBodyBytes) : undefined
   // Nothing to file it under: a refusal whose body names no payment is only logged.
-  if (verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return []
-  const closing = closingEvent(response)
-  const source = record.source
-  const state = verified?.state ?? null
-  const exchangeNumber = verified?.exchangeNumber ?? claimed?.exchangeNumber ?? null
-  const orderNumber = verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified)
-  // Literals, not spreads of a common base: V8 copies spread objects on a slow path, many times slower.
-  const entry = (at: number, event: TimelineEvent, code: string | null, status: number | null, message: string | null): TimelineEntry => ({
-    at: new Date(at),
-    event,
-    exchangeNumber,
-    orderNumber,
-    state,
-    source,
-    attempt: record.attempt,
-    verified: verified !== undefined,
-    code,
-    status,
-    message,
-  })
-  const entries = [entry(record.receivedAt, 'received', null, null, null)]
-  if (verified !== undefined) entries.push(entry(record.verifiedAt, 'verified', null, null, null))
-  entries.push(entry(record.answeredAt, closing, response.error?.code ?? null, response.status, response.error?.message ?? null))
-  return entries
+  if (verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return undefined
+  return new DeliveryTrace(
+    verified?.exchangeNumber ?? claimed?.exchangeNumber ?? null,
+    verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified),
+    verified?.state ?? null,
+    record.source,
+    record.attempt,
+    verified !== undefined,
+    record.receivedAt,
+    record.verifiedAt,
+    record.answeredAt,
+    closingEvent(response),
+    response.error?.code ?? null,
+    response.status,
+    response.error?.message ?? null,
+  )
 }
 
 /** What one attempt from the inbox adds: its outcome, and `dead_lettered` when it was the last. */

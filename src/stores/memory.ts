@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import { acceptTraces } from './delivery-trace.js'
 import { MemoryTimeline } from './memory-timeline.js'
 import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from './store.js'
 
@@ -52,6 +53,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const records = new Map<string, PaymentRecord>()
   const timeline = new MemoryTimeline(retentionMs, 2 * maxEntries) // an order_number and an exchange_number per payment
   let operations = 0
+  // The record set into the map last: touching it again needs no delete and re-insert (it is the last entry
+  // already), which is the common case of a claim followed by its completion. Deleting and re-adding a key leaves
+  // a hole that makes V8 rehash the map sooner.
+  let newest: PaymentRecord | undefined
 
   // Records are re-inserted whenever they are touched, so the map runs from the oldest expiry to the newest
   // and a sweep stops at the first record still kept instead of walking every payment of the last 30 days.
@@ -64,8 +69,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
 
   function touch(exchangeNumber: string, record: PaymentRecord): void {
     record.expiresAt = Date.now() + retentionMs
+    if (record === newest) return
     records.delete(exchangeNumber)
     records.set(exchangeNumber, record)
+    newest = record
   }
 
   /**
@@ -100,11 +107,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     lease?.settle?.()
   }
 
-  return {
+  const store: ReceiverStore = {
     async claim(request: ClaimRequest): Promise<Claim> {
       const now = Date.now()
       if (++operations % SWEEP_EVERY === 0) sweep(now)
-      let record = records.get(request.exchangeNumber)
+      const found = records.get(request.exchangeNumber)
+      let record = found
       if (record !== undefined && isForgotten(record, now)) {
         record.lease?.settle?.()
         record = undefined
@@ -113,6 +121,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
         if (records.size >= maxEntries) makeRoom(now)
         record = { handled: 0, lease: undefined, expiresAt: now + retentionMs }
         records.set(request.exchangeNumber, record)
+        // Replacing a forgotten record's value leaves its key where it was: not the map's last entry then.
+        newest = found === undefined ? record : undefined
       }
       const lease = record.lease
       if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner) {
@@ -146,4 +156,6 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     appendTimeline: async (entries) => timeline.append(entries),
     readTimeline: async (query) => timeline.read(query),
   }
+  // The receiver's own writes: deliveries as traces, their entries made only when read.
+  return acceptTraces(store, async (items) => timeline.append(items))
 }

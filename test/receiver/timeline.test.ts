@@ -139,4 +139,29 @@ describe('receiver.timeline', () => {
     await expect(receiver.timeline('ORD-1')).rejects.toThrow(/this store keeps no timeline: it has no readTimeline\(\)/)
     await expect(createReceiver({ checksumToken: TOKEN }).timeline({} as never)).rejects.toThrow(TypeError)
   })
+  it('hands the entries to an appendTimeline that replaced the memory store’s own, which keeps deliveries whole otherwise', async () => {
+    const store = memoryStore()
+    const own = store.appendTimeline!
+    const seen: TimelineEntry[] = []
+    // Replaced on the store object itself (not a { ...store } copy): the store's internal path must not bypass it.
+    store.appendTimeline = async (entries) => {
+      seen.push(...entries)
+      await own(entries)
+    }
+    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    receiver.onAny(() => {})
+    const fields = samplePaymentFields()
+    expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
+    await receiver.flush()
+    expect(events(seen)).toEqual(['received', 'verified', 'processed'])
+    expect(await receiver.timeline(String(fields.order_number))).toEqual(seen)
+
+    // The memory store's own path gives the same entries.
+    const plain = createReceiver({ checksumToken: TOKEN, store: memoryStore() })
+    plain.onAny(() => {})
+    expect(await deliver(plain, fields)).toMatchObject({ outcome: 'processed' })
+    const kept = await plain.timeline({ exchangeNumber: String(fields.exchange_number) })
+    expect(kept.map(({ at: _at, attempt: _attempt, ...entry }) => entry)).toEqual(seen.map(({ at: _at, attempt: _attempt, ...entry }) => entry))
+    for (const entry of kept) expect(entry.at).toBeInstanceOf(Date)
+  })
 })
