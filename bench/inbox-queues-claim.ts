@@ -14,7 +14,8 @@
  * the store has one ioredis connection, as ours has.
  */
 import pg from 'pg'
-import { bullmqWith, ioredis, type JobData, pgBossWith, type Setup, type System, trivial, unlinkPrefix } from './inbox-queues-systems.js'
+import { ioredis } from './connect-redis.js'
+import { bullmqWith, type JobData, pgBossWith, type Setup, type System, trivial, unlinkPrefix } from './inbox-queues-systems.js'
 
 type Store = Parameters<Setup['core']['createReceiver']>[0]['store']
 

@@ -10,10 +10,10 @@ import { Redis } from 'ioredis'
 import pg from 'pg'
 import PgBoss from 'pg-boss'
 import { rawCommand } from '../src/stores/redis-client.js'
+import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import type { Core } from './dist.js'
 
 export const CONTENT_TYPE = 'application/x-www-form-urlencoded'
-const CONNECT_TIMEOUT_MS = 5_000
 
 export interface Setup {
   core: Core
@@ -198,18 +198,6 @@ export async function pgBossWith(setup: Setup, variant: LibraryVariant): Promise
   }
 }
 
-export async function ioredis(url: string): Promise<Redis> {
-  const client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: CONNECT_TIMEOUT_MS })
-  let failure: unknown
-  client.on('error', (error: unknown) => void (failure ??= error))
-  try {
-    await client.connect()
-  } catch (error) {
-    client.disconnect()
-    throw failure ?? error
-  }
-  return client
-}
 
 export async function unlinkPrefix(client: Redis, prefix: string): Promise<void> {
   const send = rawCommand(client)

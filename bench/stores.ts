@@ -21,13 +21,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { availableParallelism, cpus } from 'node:os'
 import { PGlite } from '@electric-sql/pglite'
-import { Redis } from 'ioredis'
 import pg from 'pg'
 import { createClient } from 'redis'
 import type { PostgresQueryable } from '../src/stores/postgres/store.js'
 import { type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
 import type { ReceiverStore } from '../src/stores/store.js'
 import { DATABASE_URL, REDIS_URL, redactUrl } from '../test/stores/services.js'
+import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import { type Core, fromDist } from './dist.js'
 import { envNumber, measure, type Mode, type Op, type Row, renderTable, type Stats } from './stores-measure.js'
 
@@ -48,7 +48,6 @@ const MODES: Mode[] = [
 // The stores' defaults would keep what a crashed run leaves behind for 30 days; an hour is plenty here.
 const RETENTION_MS = 60 * 60 * 1000
 const LEASE_MS = 30_000
-const CONNECT_TIMEOUT_MS = 5_000
 
 const RUN_ID = randomBytes(4).toString('hex')
 // As the receiver makes them: one random prefix and a counter.
@@ -201,16 +200,7 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
 const GROUPS: Group[] = [
   { name: 'memory', open: async () => ({ about: 'no I/O', stores: [{ name: 'memory', store: memoryStore() }], close: async () => {} }) },
   redisGroup('ioredis', async () => {
-    const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null, connectTimeout: CONNECT_TIMEOUT_MS })
-    // Without a listener ioredis prints every connection error as unhandled; the first one says why.
-    let failure: unknown
-    client.on('error', (error: unknown) => void (failure ??= error))
-    try {
-      await client.connect()
-    } catch (error) {
-      client.disconnect()
-      throw failure ?? error
-    }
+    const client = await ioredis(REDIS_URL)
     return { client, close: async () => void (await client.quit()) }
   }),
   redisGroup('node-redis', async () => {
