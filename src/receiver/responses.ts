@@ -7,7 +7,7 @@ import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { VerifiedPayment } from '../core/verify.js'
-import type { Outcome, PaymentEvent, PaymentEventName, ReceiverResponse, ResultSource } from './receiver.js'
+import type { Outcome, PaymentEvent, PaymentEventName, ReceiverResponse, ResultSource } from './events.js'
 
 /**
  * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden

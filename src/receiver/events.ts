@@ -1,0 +1,65 @@
+/** What handlers and callers of the receiver see: deliveries, events and answers (types only). */
+import type { RawDelivery } from '../core/body.js'
+import type { MatchedCredential } from '../core/credential-match.js'
+import type { ReceiverErrorCode } from '../core/errors.js'
+import type { Rendering } from '../core/message.js'
+import type { Payment, PaymentState } from '../core/payment.js'
+import type { HandlerError } from './hooks.js'
+
+export type DeliveryKind = 'callback' | 'redirect'
+
+/** How a result reached the receiver: a delivery, or a record read over the API by a reconciliation. */
+export type ResultSource = DeliveryKind | 'reconcile'
+
+export interface Delivery extends RawDelivery {
+  /** Server-to-server callback, or the buyer's browser coming back through redirect_url. */
+  kind: DeliveryKind
+}
+
+export type PaymentEventName = 'payment.succeeded' | 'payment.failed' | 'payment.pending'
+
+export interface PaymentEvent<TTransaction = undefined> {
+  /** `exchange_number:state`: the deduplication key, stable across redeliveries. */
+  readonly id: string
+  readonly name: PaymentEventName
+  readonly state: PaymentState
+  /** The state handled before this one for the same exchange_number (pending before a B2B1 success), or null. */
+  readonly previousState: PaymentState | null
+  readonly delivery: ResultSource
+  readonly payment: Payment
+  /** All fields as received, prototype-free. */
+  readonly fields: Readonly<Record<string, unknown>>
+  readonly rendering: Rendering
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`): not signed, never in `fields`. Empty when
+   * there are none, and for results read over the API.
+   */
+  readonly unsignedQuery: Readonly<Record<string, string>>
+  /** With `credentials`: which configured set's Checksum Token matched, and how it was chosen; else undefined. */
+  readonly credential: MatchedCredential | undefined
+  /**
+   * With a transactional store: the database client inside the open transaction that holds the claim. Writes
+   * made through it commit together with the completion when the handlers return, and roll back when one throws.
+   */
+  readonly transaction: TTransaction | undefined
+}
+
+export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
+
+/** What onError handlers receive: the handler's error in `errors` (and as `cause`), and the event it failed on. */
+export type PaymentHandlerError<TTransaction = undefined> = HandlerError<PaymentEvent<TTransaction>>
+
+export type ErrorHandler<TTransaction = undefined> = (error: PaymentHandlerError<TTransaction>) => void | Promise<void>
+
+/** `queued`: inbox mode wrote the verified result to the inbox; workers run the handlers. */
+export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed' | 'queued'
+
+export interface ReceiverResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+  outcome: Outcome
+  /** The verified payment, whenever the checksum matched. */
+  payment?: Payment
+  error?: { code: ReceiverErrorCode; message: string }
+}
