@@ -125,7 +125,7 @@ export class Verifier {
   private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     let message: Message
     try {
-      message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
+      message = toMessage(readFields(raw, this.maxBodyBytes, this.shapes.expected), this.shapes)
     } catch (error) {
       throw withQueryHint(raw, error)
     }
