@@ -60,6 +60,8 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number): Pro
 }
 
 function byteView(body: Uint8Array | ArrayBuffer): Buffer {
+  // Adapters nearly always hand over a Buffer: a new view of it per delivery would only feed the GC.
+  if (Buffer.isBuffer(body)) return body
   return body instanceof ArrayBuffer
     ? Buffer.from(body)
     : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
