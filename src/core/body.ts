@@ -1,6 +1,6 @@
 import { isAscii, isUtf8 } from 'node:buffer'
 import { ReceiverError } from './errors.js'
-import { decodeForm } from './form.js'
+import { decodeForm, type ExpectedNames } from './form.js'
 import { findRepeatedJsonKey } from './json-keys.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { type FieldValue, MAX_NESTING_DEPTH, type NestedFields } from './values.js'
@@ -60,6 +60,8 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number): Pro
 }
 
 function byteView(body: Uint8Array | ArrayBuffer): Buffer {
+  // Adapters nearly always hand over a Buffer: a new view of it per delivery would only feed the GC.
+  if (Buffer.isBuffer(body)) return body
   return body instanceof ArrayBuffer
     ? Buffer.from(body)
     : Buffer.from(body.buffer, body.byteOffset, body.byteLength)
@@ -127,8 +129,11 @@ function isEmptyQuery(query: RawDelivery['query']): query is null | undefined {
   return typeof query === 'string' ? query === '' || query === '?' : query.size === 0
 }
 
-/** Reads the fields of a delivery from its body, or from its query string when the body is empty. */
-export function readFields(delivery: RawDelivery, maxBodyBytes: number): ReceivedFields {
+/**
+ * Reads the fields of a delivery from its body, or from its query string when the body is empty. `expected`:
+ * the names the previous form body had (see FormFields).
+ */
+export function readFields(delivery: RawDelivery, maxBodyBytes: number, expected?: ExpectedNames): ReceivedFields {
   const { body, query } = delivery
   let text = ''
   let ascii: Buffer | undefined
@@ -152,7 +157,7 @@ export function readFields(delivery: RawDelivery, maxBodyBytes: number): Receive
   const { type, charset } = mediaType(delivery.contentType)
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii')
     throw new ReceiverError('unsupported_media_type', `charset "${charset}" is not supported; send UTF-8`)
-  if (type === FORM) return decodeForm(text, ascii)
+  if (type === FORM) return decodeForm(text, ascii, expected)
   if (type === JSON_TYPE) return decodeJson(text)
   throw new ReceiverError(
     'unsupported_media_type',

@@ -120,3 +120,40 @@ export function findFieldProblems(
   }
   return problems ?? []
 }
+
+interface FieldCheck {
+  readonly field: string
+  readonly rule: FieldRule
+  /** Where the field sits in messages of this shape; undefined when they do not carry it. */
+  readonly position: number | undefined
+}
+
+/** Per shape (keyed by its index of names): the rules with a pattern, each with its field's position. */
+const compiledChecks = new WeakMap<Readonly<Record<string, number>>, readonly FieldCheck[]>()
+
+/**
+ * findFieldProblems for a message without nested values (every field is text), with the name lookups done once
+ * per shape rather than per delivery: same rules, same order, same problems. `textAt(position)` gives the text
+ * of the field at that position.
+ */
+export function findFlatFieldProblems(
+  index: Readonly<Record<string, number>>,
+  textAt: (position: number) => string,
+): FieldProblem[] {
+  let checks = compiledChecks.get(index)
+  if (checks === undefined) {
+    checks = PATTERN_RULES.map(([field, rule]) => ({ field, rule, position: index[field] }))
+    compiledChecks.set(index, checks)
+  }
+  let problems: FieldProblem[] | undefined
+  for (let i = 0; i < checks.length; i++) {
+    const { field, rule, position } = checks[i] as FieldCheck
+    let ok = !rule.required
+    if (position !== undefined) {
+      const value = textAt(position)
+      ok = (value === '' && !rule.required) || (rule.pattern as RegExp).test(value)
+    }
+    if (!ok) (problems ??= []).push({ field, expected: rule.expected })
+  }
+  return problems ?? []
+}

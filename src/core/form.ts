@@ -32,6 +32,16 @@ for (let digit = 0; digit < 16; digit++) {
   HEX_VALUE[digit.toString(16).toUpperCase().charCodeAt(0)] = digit
 }
 
+/** The names a body is expected to carry (the previous message's), as one run of bytes: each name then `=`. */
+export interface ExpectedNames {
+  readonly names: readonly string[]
+  readonly bytes: Uint8Array
+}
+
+const EQUALS = 61
+const AMPERSAND = 38
+const BRACKET = 91
+
 /**
  * An application/x-www-form-urlencoded body, split into fields: `+` is a space, `%2B` a plus, percent-escapes
  * must form UTF-8, and a pair without `=` is a name with an empty value. Names may repeat here; repetition is
@@ -42,64 +52,114 @@ for (let digit = 0; digit < 16; digit++) {
  * than decoding each value into a JavaScript string and encoding the joined string back to UTF-8 for the HMAC.
  */
 export class FormFields implements ReceivedFields {
-  readonly names: string[] = []
+  readonly names: readonly string[]
   /** Some name contains `[`: a nested field such as `params[reference1]`. */
   readonly bracketed: boolean
-  /** Per field: where its value starts, and where it ends, bitwise-negated when the value has escapes. */
+  /** Per field: where its name starts and ends, where its value starts and ends (bitwise-negated when the value has escapes). */
   private readonly bounds: number[] = []
   private decoded: Array<string | undefined> | undefined
 
   /**
    * @param text the body as text
    * @param bytes the body's bytes when `text` is their latin1 (= ASCII) reading, so offsets agree
+   * @param expected the names the sender used last time: when the body has exactly these, they are shared
+   *   instead of each being cut out of the text (and compared again) per delivery
    */
   constructor(
     private readonly text: string,
     private readonly bytes?: Buffer,
+    expected?: ExpectedNames,
   ) {
-    this.bracketed = this.scan()
+    const escapedNames: string[] = []
+    const hint = expected?.bytes
+    const { bracketed, same } = this.scan(escapedNames, hint)
+    this.bracketed = bracketed
+    this.names = same && expected !== undefined ? expected.names : this.cutNames(escapedNames)
   }
 
   /**
-   * One pass over the text that lets the engine's native indexOf find the few characters that matter, keeping
-   * one look-ahead position per character so each is searched for about once per field.
+   * One pass. Names are read character by character (they are short, and this is where `%`, `+` and `[` are
+   * noticed); while they are the expected ones, in an ASCII body, each character is only compared with the
+   * expected name's. Values are skipped by the engine's native indexOf of `&`, and whether they hold escapes is
+   * told by look-ahead positions of `%` and `+` that are searched again only once passed.
    */
-  private scan(): boolean {
-    const { text, names } = this
+  private scan(escapedNames: string[], hint: Uint8Array | undefined): { bracketed: boolean; same: boolean } {
+    const { text, bytes, bounds } = this
     const length = text.length
+    let bracketed = false
+    let same = hint !== undefined && bytes !== undefined
+    let q = 0
+    let count = 0
+    let start = 0
+    let percent = -1
+    let plus = -1
     const nextFrom = (character: string, from: number): number => {
       const at = text.indexOf(character, from)
       return at < 0 ? length : at
     }
-    let bracketed = false
-    let equals = -1
-    let percent = -1
-    let plus = -1
-    let bracket = -1
-    let start = 0
     while (start < length) {
-      const ampersand = nextFrom('&', start)
-      if (ampersand > start) {
-        if (equals < start) equals = nextFrom('=', start)
-        if (percent < start) percent = nextFrom('%', start)
-        if (plus < start) plus = nextFrom('+', start)
-        if (bracket < start) bracket = nextFrom('[', start)
-        const nameEnd = equals < ampersand ? equals : ampersand
-        const rawName = text.slice(start, nameEnd)
-        const nameEscaped = percent < nameEnd || plus < nameEnd
-        const name = nameEscaped ? decodeComponent(rawName, () => `field #${names.length + 1}'s name`) : rawName
-        if (name === '') throw new ReceiverError('invalid_field_name', `field #${names.length + 1} has an empty name`)
-        // A name whose brackets were percent-encoded (`params%5Ba%5D`) is nested too.
-        if (bracket < nameEnd || (nameEscaped && name.includes('['))) bracketed = true
-        const valueStart = nameEnd < ampersand ? nameEnd + 1 : ampersand
-        if (percent < valueStart) percent = nextFrom('%', valueStart)
-        if (plus < valueStart) plus = nextFrom('+', valueStart)
-        names.push(name)
-        this.bounds.push(valueStart, percent < ampersand || plus < ampersand ? ~ampersand : ampersand)
+      let p = start
+      let escaped = false
+      let code = 0
+      if (same) {
+        // Expected names hold none of `=&%+[`, so a name that equals one up to `=`, `&` or the end is plain.
+        const expected = hint as Uint8Array
+        const source = bytes as Buffer
+        let h = expected[q] as number
+        while (h !== EQUALS && p < length && source[p] === h) {
+          p++
+          h = expected[++q] as number
+        }
+        code = p < length ? (source[p] as number) : 0
+        if (h === EQUALS && p > start && (code === EQUALS || code === AMPERSAND || p === length)) q++
+        else {
+          same = false
+          p = start
+        }
       }
-      start = ampersand + 1
+      if (!same) {
+        for (; p < length; p++) {
+          code = bytes === undefined ? text.charCodeAt(p) : (bytes[p] as number)
+          // Every character that matters sorts below `_` (95); names are mostly lowercase letters and `_`.
+          if (code < 96) {
+            if (code === EQUALS || code === AMPERSAND) break
+            if (code === PERCENT || code === PLUS) escaped = true
+            else if (code === BRACKET) bracketed = true
+          }
+        }
+      }
+      const nameEnd = p
+      let end = p
+      if (code === EQUALS && p < length) {
+        end = text.indexOf('&', p + 1)
+        if (end < 0) end = length
+      }
+      if (end === start) {
+        start = end + 1 // `&&`: no field
+        continue
+      }
+      if (nameEnd === start) throw new ReceiverError('invalid_field_name', `field #${count + 1} has an empty name`)
+      if (escaped) {
+        const number = count + 1
+        const name = decodeComponent(text.slice(start, nameEnd), () => `field #${number}'s name`)
+        // A name whose brackets were percent-encoded (`params%5Ba%5D`) is nested too.
+        if (name.includes('[')) bracketed = true
+        escapedNames[count] = name
+      }
+      if (percent <= nameEnd) percent = nextFrom('%', nameEnd)
+      if (plus <= nameEnd) plus = nextFrom('+', nameEnd)
+      bounds.push(start, nameEnd, nameEnd < end ? nameEnd + 1 : end, percent < end || plus < end ? ~end : end)
+      count++
+      start = end + 1
     }
-    return bracketed
+    return { bracketed, same: same && q === (hint as Uint8Array).length }
+  }
+
+  private cutNames(escapedNames: readonly string[]): string[] {
+    const { bounds, text } = this
+    const names = new Array<string>(bounds.length / 4)
+    for (let i = 0; i < names.length; i++) names[i] = escapedNames[i] ?? text.slice(bounds[4 * i], bounds[4 * i + 1])
+    return names
   }
 
   /** The decoded value of field `i`; throws ReceiverError on bad encoding. */
@@ -107,8 +167,8 @@ export class FormFields implements ReceivedFields {
     const decoded = (this.decoded ??= [])
     let value = decoded[i]
     if (value === undefined) {
-      const end = this.bounds[2 * i + 1] as number
-      const raw = this.text.slice(this.bounds[2 * i], end < 0 ? ~end : end)
+      const end = this.bounds[4 * i + 3] as number
+      const raw = this.text.slice(this.bounds[4 * i + 2], end < 0 ? ~end : end)
       value = end < 0 ? decodeComponent(raw, () => `field "${this.names[i]}"`) : raw
       decoded[i] = value
     }
@@ -135,8 +195,8 @@ export class FormFields implements ReceivedFields {
     for (let k = 0; k < order.length; k++) {
       const i = order[k] as number
       if (k > 0) out[at++] = PIPE
-      let end = bounds[2 * i + 1] as number
-      let p = bounds[2 * i] as number
+      let end = bounds[4 * i + 3] as number
+      let p = bounds[4 * i + 2] as number
       if (end >= 0) {
         // Short values: a plain loop beats Buffer#copy's per-call checks; long ones (URLs) go faster by copy.
         if (end - p > 24) at += source.copy(out, at, p, end)
@@ -169,6 +229,6 @@ export class FormFields implements ReceivedFields {
   }
 }
 
-export function decodeForm(text: string, bytes?: Buffer): FormFields {
-  return new FormFields(text, bytes)
+export function decodeForm(text: string, bytes?: Buffer, expected?: ExpectedNames): FormFields {
+  return new FormFields(text, bytes, expected)
 }

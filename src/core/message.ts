@@ -58,6 +58,11 @@ export class Message {
     return value === undefined || isNested(value) ? undefined : scalarText(value)
   }
 
+  /** The text of the field at `position`; only for a message without nested values. */
+  textAt(position: number): string {
+    return scalarText(this.fields.value(position))
+  }
+
   signedTexts(): SignedText[] {
     if (this.flatFields === undefined) {
       const bytes = this.fields.signedBytes?.(this.shape.signedOrder)

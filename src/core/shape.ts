@@ -1,4 +1,5 @@
 import { byteOrder } from './field-order.js'
+import type { ExpectedNames } from './form.js'
 
 /**
  * What a message's list of field names implies, independent of values: the signing order, where each field
@@ -13,6 +14,25 @@ export interface Shape {
   readonly index: Readonly<Record<string, number>>
   /** The first name that occurs twice, if any. */
   readonly repeatedName: string | undefined
+  /** The names as a form scan can recognise them in raw bytes; undefined when some name could not be. */
+  readonly expected: ExpectedNames | undefined
+}
+
+/**
+ * Each name followed by `=`, when every name is plain ASCII that a form body carries as is. A name holding `=`,
+ * `&`, `%`, `+` or `[` (only possible through escapes) could line up with other raw names, so such a shape has none.
+ */
+function expectedNames(names: readonly string[]): ExpectedNames | undefined {
+  const bytes: number[] = []
+  for (const name of names) {
+    for (let i = 0; i < name.length; i++) {
+      const code = name.charCodeAt(i)
+      if (code >= 0x80 || code < 0x20 || '=&%+['.includes(name[i] as string)) return undefined
+      bytes.push(code)
+    }
+    bytes.push(0x3d)
+  }
+  return { names, bytes: Uint8Array.from(bytes) }
 }
 
 export function computeShape(names: readonly string[]): Shape {
@@ -28,10 +48,13 @@ export function computeShape(names: readonly string[]): Shape {
     index[name] = position
     if (name !== 'checksum') signedOrder.push(position)
   }
-  return { names: names.slice(), signedOrder, index, repeatedName }
+  const own = names.slice()
+  return { names: own, signedOrder, index, repeatedName, expected: expectedNames(own) }
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  // A form scan that recognised the expected names hands back the shape's own array.
+  if (a === b) return true
   if (a.length !== b.length) return false
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
   return true
@@ -44,6 +67,11 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
 export class ShapeCache {
   private readonly shapes: Shape[] = []
   constructor(private readonly capacity = 16) {}
+
+  /** The names of the most recent shape, for the next form scan to expect. */
+  get expected(): ExpectedNames | undefined {
+    return this.shapes[0]?.expected
+  }
 
   get(names: readonly string[]): Shape {
     const shapes = this.shapes

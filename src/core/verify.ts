@@ -6,7 +6,7 @@ import { ReceiverError } from './errors.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
-import { findFieldProblems } from './fields.js'
+import { findFieldProblems, findFlatFieldProblems } from './fields.js'
 import { ShapeCache } from './shape.js'
 import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
 import { type FieldValue, toPlain } from './values.js'
@@ -125,7 +125,7 @@ export class Verifier {
   private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     let message: Message
     try {
-      message = toMessage(readFields(raw, this.maxBodyBytes), this.shapes)
+      message = toMessage(readFields(raw, this.maxBodyBytes, this.shapes.expected), this.shapes)
     } catch (error) {
       throw withQueryHint(raw, error)
     }
@@ -184,11 +184,12 @@ export class Verifier {
  * because it came over the authenticated API. Throws ReceiverError `invalid_fields`.
  */
 export function validateAndClassify(message: Message, rendering: Rendering, what: string): VerifiedPayment {
-  const problems = findFieldProblems(
-    (name) => message.shape.index[name] !== undefined,
-    (name) => message.text(name),
-    message.hasNestedValues,
-  )
+  const problems = message.hasNestedValues
+    ? findFieldProblems(
+        (name) => message.shape.index[name] !== undefined,
+        (name) => message.text(name),
+      )
+    : findFlatFieldProblems(message.shape.index, (position) => message.textAt(position))
   if (problems.length > 0) {
     const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
     throw new ReceiverError('invalid_fields', `${what} has missing or invalid fields: ${detail}`, {

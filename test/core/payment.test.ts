@@ -9,7 +9,7 @@ import {
   toSen,
   verifyDelivery,
 } from '../../src/index.js'
-import { findFieldProblems } from '../../src/core/fields.js'
+import { findFieldProblems, findFlatFieldProblems } from '../../src/core/fields.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -319,6 +319,22 @@ describe('paymentResultSchema and findFieldProblems agree', () => {
         }
       }),
       { numRuns: 2000 },
+    )
+  })
+
+  it('the per-shape check for messages without nested values finds the same problems, in the same order', () => {
+    fc.assert(
+      fc.property(fieldSets, (generated) => {
+        const fields = Object.fromEntries(Object.entries(generated).filter(([, value]) => typeof value === 'string')) as Record<string, string>
+        const names = Object.keys(fields)
+        const index: Record<string, number> = Object.create(null)
+        names.forEach((name, i) => (index[name] = i))
+        const flat = findFlatFieldProblems(index, (position) => fields[names[position] as string] as string)
+        expect(flat).toEqual(problemsOf(fields))
+        // Again, from the compiled checks of the same shape.
+        expect(findFlatFieldProblems(index, (position) => fields[names[position] as string] as string)).toEqual(flat)
+      }),
+      { numRuns: 1000 },
     )
   })
 
