@@ -34,6 +34,28 @@ function claimingJob(setup: Setup, store: Store, name: string): (data: JobData) 
   }
 }
 
+/** A system on resources of its own: `cleanup` (drop what it made) then `release` (its connection) when it closes or fails to open. */
+async function owning(open: () => Promise<System>, cleanup: () => Promise<void>, release: () => Promise<void>): Promise<System> {
+  let system: System
+  try {
+    system = await open()
+  } catch (error) {
+    await cleanup().finally(release)
+    throw error
+  }
+  return {
+    ...system,
+    async close() {
+      try {
+        await system.close()
+        await cleanup()
+      } finally {
+        await release()
+      }
+    },
+  }
+}
+
 export async function pgBossClaim(setup: Setup): Promise<System> {
   const name = 'pg-boss 10 + claim'
   const pool = new pg.Pool({ connectionString: setup.databaseUrl, max: setup.poolMax, connectionTimeoutMillis: 5_000 })
@@ -41,48 +63,16 @@ export async function pgBossClaim(setup: Setup): Promise<System> {
   const dropTables = async () => {
     for (const suffix of ['', '_inbox', '_timeline']) await pool.query(`DROP TABLE IF EXISTS "${table}${suffix}"`)
   }
-  let system: System
-  try {
-    const job = claimingJob(setup, setup.postgresStore({ client: pool, table }), name)
-    system = await pgBossWith(setup, { name, suffix: '_claim', job, pool, about: `; job → handleTrusted() on postgresStore (not transactional), table ${table}, same pool` })
-  } catch (error) {
-    await dropTables().finally(() => pool.end())
-    throw error
-  }
-  return {
-    ...system,
-    async close() {
-      try {
-        await system.close()
-        await dropTables()
-      } finally {
-        await pool.end()
-      }
-    },
-  }
+  const about = `; job → handleTrusted() on postgresStore (not transactional), table ${table}, same pool`
+  const open = () => pgBossWith(setup, { name, suffix: '_claim', job: claimingJob(setup, setup.postgresStore({ client: pool, table }), name), pool, about })
+  return owning(open, dropTables, () => pool.end())
 }
 
 export async function bullmqClaim(setup: Setup): Promise<System> {
   const name = 'BullMQ + claim'
   const client = await ioredis(setup.redisUrl)
   const prefix = `fpx-bench:${setup.runId}:claim:`
-  let system: System
-  try {
-    const job = claimingJob(setup, setup.redisStore({ client, prefix }), name)
-    system = await bullmqWith(setup, { name, suffix: '-claim', job, about: `; job → handleTrusted() on redisStore, one ioredis connection, prefix ${prefix}` })
-  } catch (error) {
-    await unlinkPrefix(client, prefix).finally(() => client.quit())
-    throw error
-  }
-  return {
-    ...system,
-    async close() {
-      try {
-        await system.close()
-        await unlinkPrefix(client, prefix)
-      } finally {
-        await client.quit()
-      }
-    },
-  }
+  const about = `; job → handleTrusted() on redisStore, one ioredis connection, prefix ${prefix}`
+  const open = () => bullmqWith(setup, { name, suffix: '-claim', job: claimingJob(setup, setup.redisStore({ client, prefix }), name), about })
+  return owning(open, () => unlinkPrefix(client, prefix), async () => void (await client.quit()))
 }
