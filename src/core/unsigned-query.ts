@@ -29,9 +29,9 @@ const SERVICE_FIELD_NAMES: ReadonlySet<string> = new Set([
  * At most this many leading parameters are tried as the merchant's own: each try is one HMAC per candidate
  * Checksum Token, and real callback URLs carry one or two.
  */
-export const MAX_UNSIGNED_QUERY_PARAMETERS = 8
+const MAX_UNSIGNED_QUERY_PARAMETERS = 8
 
-export function isServiceFieldName(name: string): boolean {
+function isServiceFieldName(name: string): boolean {
   const bracket = name.indexOf('[')
   return SERVICE_FIELD_NAMES.has(bracket < 0 ? name : name.slice(0, bracket))
 }

@@ -14,7 +14,6 @@ export type InboxSource = 'callback' | 'redirect' | 'reconcile'
 export type InboxStatus = 'pending' | 'dead'
 
 export const INBOX_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
-export const INBOX_SOURCES: readonly InboxSource[] = ['callback', 'redirect', 'reconcile']
 /** Ranks as in src/stores/store.ts. */
 export const STATE_RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
 

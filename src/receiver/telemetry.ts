@@ -117,11 +117,6 @@ export class Telemetry {
     )
   }
 
-  /** Whether spans and metrics are being produced. */
-  get active(): boolean {
-    return this.api !== undefined
-  }
-
   /**
    * Whether the metrics go anywhere: with the API's no-op meter (no MeterProvider was registered when the receiver
    * was made, and the API's meters never change provider later), nothing is measured or built for them.
@@ -186,7 +181,7 @@ export class Telemetry {
         span.setAttributes({ ...attributes, [ATTR.status]: response.status })
         if (verified !== undefined) {
           span.setAttribute(ATTR.exchangeNumber, verified.exchangeNumber)
-          span.setAttribute(ATTR.orderNumber, verified.payment.orderNumber)
+          span.setAttribute(ATTR.orderNumber, verified.orderNumber)
         }
         if (response.status >= 500) span.setStatus({ code: STATUS_ERROR, message: response.error?.code ?? 'failed' })
       }

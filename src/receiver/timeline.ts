@@ -158,8 +158,8 @@ export function claimedNumbers(delivery: RawDelivery, maxBodyBytes: number): { e
   }
 }
 
-/** The event that ends a delivery, from the receiver's answer. */
-export function closingEvent(response: DeliveryResult): TimelineEvent {
+/** The event that ends a delivery or an inbox attempt, from the receiver's answer. */
+export function closingEvent(response: { readonly outcome: string; readonly error?: { readonly code: string } }): TimelineEvent {
   switch (response.outcome) {
     case 'processed':
     case 'duplicate':
@@ -169,7 +169,7 @@ export function closingEvent(response: DeliveryResult): TimelineEvent {
       return response.outcome
     case 'rejected':
       return 'refused'
-    case 'failed':
+    default:
       return response.error?.code === 'handler_failed' ? 'handler_failed' : 'failed'
   }
 }
@@ -186,12 +186,10 @@ export interface DeliveryRecord {
   response: DeliveryResult
 }
 
-/** received, then verified or refused, then the outcome: what one delivery adds to its payment's timeline. */
-export function deliveryEntries(record: DeliveryRecord, maxBodyBytes: number): TimelineEntry[] {
-  return deliveryTrace(record, maxBodyBytes)?.entries() ?? []
-}
-
-/** The same as one record, or undefined when there is nothing to file it under. */
+/**
+ * What one delivery adds to its payment's timeline (received, then verified or refused, then the outcome), as one
+ * record; undefined when there is nothing to file it under.
+ */
 export function deliveryTrace(record: DeliveryRecord, maxBodyBytes: number): DeliveryTrace | undefined {
   const { verified, response } = record
   const claimed = verified === undefined && record.refused !== undefined ? claimedNumbers(record.refused, maxBodyBytes) : undefined
@@ -223,14 +221,6 @@ export function inboxAttemptEntries(
 ): TimelineEntry[] {
   const at = new Date()
   const code = answer.error?.code ?? null
-  const outcome: TimelineEvent =
-    answer.outcome === 'processed' || answer.outcome === 'duplicate' || answer.outcome === 'stale' || answer.outcome === 'busy'
-      ? answer.outcome
-      : answer.outcome === 'rejected'
-        ? 'refused'
-        : code === 'handler_failed'
-          ? 'handler_failed'
-          : 'failed'
   const entry = (event: TimelineEvent, message: string | null): TimelineEntry => ({
     at,
     event,
@@ -244,7 +234,7 @@ export function inboxAttemptEntries(
     status: null,
     message,
   })
-  const entries = [entry(outcome, answer.error?.message ?? null)]
+  const entries = [entry(closingEvent(answer), answer.error?.message ?? null)]
   if (dead) entries.push(entry('dead_lettered', 'no attempts left; retry it with receiver.inbox.retry() or fpx-collect inbox retry'))
   return entries
 }

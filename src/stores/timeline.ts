@@ -65,19 +65,6 @@ export const DEFAULT_TIMELINE_LIMIT = 1000
 /** Entries kept per order_number or exchange_number: a flood of forged deliveries cannot grow one without bound. */
 export const MAX_TIMELINE_ENTRIES = 1000
 
-export const TIMELINE_EVENTS: readonly TimelineEvent[] = [
-  'received',
-  'refused',
-  'verified',
-  'duplicate',
-  'stale',
-  'busy',
-  'handler_failed',
-  'failed',
-  'processed',
-  'dead_lettered',
-]
-
 /** Checks a query and says which key it names. Throws TypeError on anything else. */
 export function timelineKey(query: TimelineQuery): { kind: 'order' | 'exchange'; value: string; limit: number } {
   const limit = query?.limit ?? DEFAULT_TIMELINE_LIMIT
