@@ -40,7 +40,13 @@ interface Opened {
 
 /** A message with the URL's password taken out, wherever a driver may have echoed it. */
 function scrub(text: string, url: URL): string {
-  const secrets = [url.password, decodeURIComponent(url.password)].filter((secret) => secret.length >= 3)
+  let decoded = url.password
+  try {
+    decoded = decodeURIComponent(decoded)
+  } catch {
+    // A stray `%` in the password: the text as given is what a driver would echo.
+  }
+  const secrets = [url.password, decoded].filter((secret) => secret.length >= 3)
   return secrets.reduce((result, secret) => result.split(secret).join('***'), text)
 }
 
@@ -51,6 +57,8 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
     if (prefix !== undefined) throw new UsageError('--prefix is for Redis; PostgreSQL takes --table')
     const { default: pg } = await import('pg')
     const { postgresStore } = await import('../stores/postgres/store.js')
+    const { DEFAULT_TABLE, tableName } = await import('../stores/postgres/sql.js')
+    const { inboxTable } = await import('../stores/postgres/inbox-sql.js')
     const client = new pg.Client({ connectionString: url.href })
     let store
     try {
@@ -60,9 +68,16 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
     }
     client.on('error', () => {})
     await client.connect()
-    const name = `${(table ?? 'fpx_collect').split('.').map((part) => `"${part}"`).join('.').replace(/"$/, '_inbox"')}`
-    const found = await client.query<{ found: boolean }>('SELECT to_regclass($1::text) IS NOT NULL AS found', [name])
-    if (found.rows[0]?.found !== true) {
+    // The store would create a missing table; an operator's command must not, so it looks first.
+    const name = inboxTable(tableName(table ?? DEFAULT_TABLE)).lookup
+    let found: boolean
+    try {
+      found = (await client.query<{ found: boolean }>('SELECT to_regclass($1::text) IS NOT NULL AS found', [name])).rows[0]?.found === true
+    } catch (error) {
+      await client.end().catch(() => {})
+      throw error
+    }
+    if (!found) {
       await client.end()
       throw new StoreUnreachable(`there is no inbox table ${name} in this database (no receiver in inbox mode has used it yet)`)
     }
