@@ -35,7 +35,8 @@ function expectedNames(names: readonly string[]): ExpectedNames | undefined {
   return { names, bytes: Uint8Array.from(bytes) }
 }
 
-export function computeShape(names: readonly string[]): Shape {
+/** @param recognisable also prepare the names for a form scan to expect (only a cached shape is ever expected) */
+export function computeShape(names: readonly string[], recognisable = false): Shape {
   const order = byteOrder(names)
   const index: Record<string, number> = Object.create(null)
   const signedOrder: number[] = []
@@ -49,7 +50,7 @@ export function computeShape(names: readonly string[]): Shape {
     if (name !== 'checksum') signedOrder.push(position)
   }
   const own = names.slice()
-  return { names: own, signedOrder, index, repeatedName, expected: expectedNames(own) }
+  return { names: own, signedOrder, index, repeatedName, expected: recognisable ? expectedNames(own) : undefined }
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
@@ -85,7 +86,7 @@ export class ShapeCache {
         return shape
       }
     }
-    const shape = computeShape(names)
+    const shape = computeShape(names, true)
     shapes.unshift(shape)
     if (shapes.length > this.capacity) shapes.pop()
     return shape
