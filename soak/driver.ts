@@ -170,7 +170,7 @@ async function soakOn(store: StoreKind, config: SoakConfig, server: PrivateRedis
       findings.violations.set('lost: a delivery never got a 2xx', entry)
     }
     const drainKills = figures?.drainKill === undefined ? 0 : 1
-    if (fleet.kills.length !== config.kills + drainKills) findings.violations.set('kills missing', { count: config.kills - fleet.kills.length, examples: [] })
+    if (fleet.kills.length !== config.kills + drainKills) findings.violations.set('kills missing', { count: config.kills + drainKills - fleet.kills.length, examples: [] })
     if (figures !== undefined)
       for (const [kind, example] of inboxReport(figures, config).violations) findings.violations.set(kind, { count: 1, examples: [example] })
     report(store, config, traffic, sender, fleet.kills, findings, seconds, figures, restart)

@@ -65,7 +65,6 @@ async function recordRun(event: PaymentEvent<Queryable | undefined>): Promise<vo
 let redis: Redis | undefined
 let receiver: Receiver<Queryable | undefined>
 // Inbox mode: answered once in the inbox; this process's workers retry every 250 ms at first, then up to
-// backoffMaxMs apart, and never give up within a soak.
 // backoffMaxMs apart, and never give up within a soak. A transactional attempt holds a pool connection while its
 // handler runs; two are left for taking and finishing entries.
 const inbox =
