@@ -4,9 +4,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../cli/run.js'
 import { DEMO, type Emulator, launch, paymentForm } from './harness.js'
+import { withoutPackage } from '../without-package.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const WITHOUT_FASTIFY = pathToFileURL(fileURLToPath(new URL('without-fastify.mjs', import.meta.url))).href
+const WITHOUT_FASTIFY = withoutPackage('fastify')
 const WITH_FASTIFY4 = pathToFileURL(fileURLToPath(new URL('with-fastify4.mjs', import.meta.url))).href
 
 /** Runs an ES module script from the repository root with tsx and extra --import hooks; its output and exit code. */

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startEmulatorCli } from '../cli/run.js'
 import { DEMO, type Emulator, launch, paymentForm } from './harness.js'
+import { withoutPackage } from '../without-package.js'
 
 /** What an independent PDF reader (Mozilla's pdf.js) finds in a file. */
 interface ReadPdf {
@@ -104,7 +104,7 @@ describe('receipt_url PDF', () => {
 
 describe('receipt_url without the optional pdfkit', () => {
   it('answers 503 missing_dependency naming the package to install, while the rest of the emulator works', async () => {
-    const hook = pathToFileURL(fileURLToPath(new URL('without-pdfkit.mjs', import.meta.url))).href
+    const hook = withoutPackage('pdfkit')
     const cli = await startEmulatorCli([], { NODE_OPTIONS: `--import=${hook}` })
     try {
       const created = await fetch(`${cli.baseUrl}/v1/payments`, {

@@ -1,9 +1,10 @@
 import { spawn } from 'node:child_process'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
+import { withoutPackage } from '../without-package.js'
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
-const WITHOUT_OPENTELEMETRY = pathToFileURL(fileURLToPath(new URL('without-opentelemetry.mjs', import.meta.url))).href
+const WITHOUT_OPENTELEMETRY = withoutPackage('@opentelemetry/api')
 
 /** Runs a module script from the repository root with tsx and extra --import hooks; its output and exit code. */
 async function runScript(script: string, hooks: readonly string[]): Promise<{ code: unknown; output: string }> {
