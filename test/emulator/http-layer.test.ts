@@ -1,24 +1,13 @@
-import { spawn } from 'node:child_process'
 import { request } from 'node:http'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runCli } from '../cli/run.js'
 import { DEMO, type Emulator, launch, paymentForm } from './harness.js'
-import { withoutPackage } from '../without-package.js'
+import { runScript, withoutPackage } from '../without-package.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WITHOUT_FASTIFY = withoutPackage('fastify')
 const WITH_FASTIFY4 = pathToFileURL(fileURLToPath(new URL('with-fastify4.mjs', import.meta.url))).href
 
-/** Runs an ES module script from the repository root with tsx and extra --import hooks; its output and exit code. */
-async function runScript(script: string, hooks: readonly string[]): Promise<{ code: unknown; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks.map((hook) => `--import=${hook}`), '--input-type=module', '-e', script], { cwd: ROOT })
-  let output = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const code = await new Promise((resolve) => child.once('close', resolve))
-  return { code, output }
-}
 
 let emulator: Emulator
 beforeAll(async () => {

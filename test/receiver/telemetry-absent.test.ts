@@ -1,20 +1,7 @@
-import { spawn } from 'node:child_process'
-import { fileURLToPath } from 'node:url'
 import { expect, it } from 'vitest'
-import { withoutPackage } from '../without-package.js'
+import { runScript, withoutPackage } from '../without-package.js'
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 const WITHOUT_OPENTELEMETRY = withoutPackage('@opentelemetry/api')
-
-/** Runs a module script from the repository root with tsx and extra --import hooks; its output and exit code. */
-async function runScript(script: string, hooks: readonly string[]): Promise<{ code: unknown; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks.map((hook) => `--import=${hook}`), '--input-type=module', '-e', script], { cwd: ROOT })
-  let output = ''
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
-  const code = await new Promise((resolve) => child.once('close', resolve))
-  return { code, output }
-}
 
 const SCRIPT = `
   const { createReceiver } = await import('./src/index.ts')
