@@ -5,6 +5,7 @@ import { silentLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory.js'
 import type { PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
+import { localClaims } from '../stores/local-claims.js'
 import type { ClaimRequest, LeaseRef, ReceiverStore } from '../stores/store.js'
 import { trustedPayment } from '../core/trusted.js'
 import { type AcceptingInbox, createInbox, disabledInbox, type InboxOptions, type ReceiverInbox } from '../inbox/inbox.js'
@@ -167,6 +168,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
    */
   async function dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
+    const inProcess = localClaims(store)
     try {
       // One object serves as the claim request and as the lease reference for complete/release.
       const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
@@ -179,7 +181,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       for (;;) {
         let claim
         try {
-          claim = await store.claim(lease)
+          claim = inProcess !== undefined ? inProcess.claim(lease) : await store.claim(lease)
         } catch (error) {
           logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
           const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
@@ -213,8 +215,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         pauseMs *= 2
       }
 
-      const running: { waiting?: Promise<void>; wake?: () => void } = {}
-      inFlight.set(exchangeNumber, running)
+      // A store in this process says itself when a busy payment is settled; others need this process's word.
+      const running: { waiting?: Promise<void>; wake?: () => void } | undefined = inProcess === undefined ? {} : undefined
+      if (running !== undefined) inFlight.set(exchangeNumber, running)
       try {
         const log = { exchangeNumber, state, delivery: kind }
         const name = EVENT_NAMES[state]
@@ -231,7 +234,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         }
         let completed: boolean
         try {
-          completed = await store.complete(lease)
+          completed = inProcess !== undefined ? inProcess.complete(lease) : await store.complete(lease)
         } catch (error) {
           logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
           return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
@@ -243,8 +246,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         logger.info(log, HANDLED[name])
         return acknowledged('processed', verified)
       } finally {
-        inFlight.delete(exchangeNumber)
-        running.wake?.()
+        if (running !== undefined) {
+          inFlight.delete(exchangeNumber)
+          running.wake?.()
+        }
       }
     } catch (error) {
       if (what === undefined) throw error

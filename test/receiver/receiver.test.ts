@@ -104,6 +104,38 @@ function gatedStore(count: number): { store: ReceiverStore; reached: Promise<voi
   }
 }
 
+describe('the memory store called directly', () => {
+  // The receiver calls the memory store's claim and complete without their promises, but only while they are
+  // the store's own: a merchant's wrapper put on the object itself must still be called.
+  it('calls a claim or complete that replaced the store\'s own, and answers what they say', async () => {
+    const store = memoryStore()
+    const { claim, complete } = store
+    const calls: string[] = []
+    store.claim = (request) => {
+      calls.push(`claim ${request.state}`)
+      return claim(request)
+    }
+    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    receiver.on('payment.succeeded', () => {})
+    expect((await deliver(receiver, samplePaymentFields())).outcome).toBe('processed')
+    expect(calls).toEqual(['claim succeeded'])
+
+    store.complete = async () => {
+      calls.push('complete')
+      throw new Error('disk full')
+    }
+    const response = await deliver(receiver, samplePaymentFields({ exchange_number: 'EX-wrapped-2' }))
+    expect(response.status).toBe(503)
+    expect(response.error?.code).toBe('store_unavailable')
+    expect(calls).toEqual(['claim succeeded', 'claim succeeded', 'complete'])
+
+    // Put back, the store's own complete is used directly again (the failed completion's lease is still held).
+    store.complete = complete
+    expect((await deliver(receiver, samplePaymentFields({ exchange_number: 'EX-wrapped-3' }))).outcome).toBe('processed')
+    expect(calls).toEqual(['claim succeeded', 'claim succeeded', 'complete', 'claim succeeded'])
+  })
+})
+
 describe('a successful B2C payment', () => {
   it('answers 200 OK text, outcome processed, and hands the handler the full event', async () => {
     const receiver = createReceiver({ checksumToken: TOKEN })

@@ -31,7 +31,7 @@ describe('memoryStore maxEntries', () => {
     for (const ex of ['EX1', 'EX2', 'EX3']) await handle(store, ex)
     await handle(store, 'EX4')
     expect(await remembers(store, 'EX1')).toBe(false)
-    // The probe of EX1 took a slot again and was released; EX2 made way for it.
+    // EX2 made way for EX4; the probe of EX1 was released and took no slot.
     expect(await remembers(store, 'EX3')).toBe(true)
     expect(await remembers(store, 'EX4')).toBe(true)
   })
@@ -53,6 +53,14 @@ describe('memoryStore maxEntries', () => {
     expect((await store.claim({ ...ref('EX-held', 'succeeded', 'someone else'), leaseMs: LEASE_MS })).outcome).toBe('busy')
     expect(await store.complete(ref('EX-held'))).toBe(true)
     expect(await remembers(store, 'EX-held')).toBe(true)
+  })
+
+  it('keeps no record for a claim that was released: probes of new payments push no handled payment out', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    for (const ex of ['EX1', 'EX2']) await handle(store, ex)
+    for (let i = 0; i < 5; i++) expect(await remembers(store, `EX-probe${i}`)).toBe(false)
+    expect(await remembers(store, 'EX1')).toBe(true)
+    expect(await remembers(store, 'EX2')).toBe(true)
   })
 
   it('lets the map exceed the cap rather than refuse when every entry is in flight', async () => {
