@@ -89,7 +89,7 @@ export function observe<S extends TimelineSource, R extends DeliveryResult>(
     if (timeline.enabled)
       timeline.recordDelivery({
         source: watch.source,
-        attempt: timeline.nextAttempt(),
+        attempt: timeline.nextAttemptNumber(),
         receivedAt: watch.receivedAt,
         verifiedAt: watch.verifiedAt,
         answeredAt: Date.now(),

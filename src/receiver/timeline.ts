@@ -20,7 +20,7 @@ const BATCH = 500
 
 export class TimelineRecorder {
   // Deliveries are queued as they are and turned into entries when written, off the answer's path.
-  private queue: (TimelineEntry | DeliveryRecord)[] = []
+  private queue: (TimelineEntry | DeliveryTrace | DeliveryRecord)[] = []
   private scheduled = false
   private writing: Promise<void> = Promise.resolve()
   private readonly tag = randomBytes(4).toString('hex')
@@ -43,7 +43,12 @@ export class TimelineRecorder {
 
   /** A new id grouping one delivery's (or inbox attempt's) entries. */
   nextAttempt(): string {
-    return `${this.tag}-${++this.attempts}`
+    return `${this.tag}-${this.nextAttemptNumber()}`
+  }
+
+  /** The counter part of a new attempt id: a delivery's trace keeps it and joins it to the tag when read. */
+  nextAttemptNumber(): number {
+    return ++this.attempts
   }
 
   /**
@@ -55,12 +60,18 @@ export class TimelineRecorder {
     for (const entry of entries) this.enqueue(entry)
   }
 
-  /** Queues what one delivery adds to the timeline. */
+  /**
+   * Queues what one delivery adds to the timeline. A verified one becomes its small trace at once, so the queue
+   * does not keep the whole message alive until the batch is written; a refused one waits, as it is, for its
+   * body to be read then, off the answer's path.
+   */
   recordDelivery(delivery: DeliveryRecord): void {
-    if (this.enabled) this.enqueue(delivery)
+    if (!this.enabled) return
+    if (delivery.verified === undefined) this.enqueue(delivery)
+    else this.enqueue(deliveryTrace(delivery, this.tag, this.maxBodyBytes) as DeliveryTrace)
   }
 
-  private enqueue(item: TimelineEntry | DeliveryRecord): void {
+  private enqueue(item: TimelineEntry | DeliveryTrace | DeliveryRecord): void {
     // Past the bound (a store that stopped answering), the newest are dropped: cheaper than shifting the oldest.
     if (this.queue.length + this.pending >= MAX_QUEUED) this.dropped++
     else this.queue.push(item)
@@ -88,18 +99,18 @@ export class TimelineRecorder {
     return this.writing
   }
 
-  private async write(batch: (TimelineEntry | DeliveryRecord)[]): Promise<void> {
+  private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
     const appendTraces = traceAppender(this.store)
     const items: (TimelineEntry | DeliveryTrace)[] = []
     let entries = 0
     try {
       for (const item of batch) {
-        if (!('response' in item)) {
+        if (!(item instanceof DeliveryTrace || 'response' in item)) {
           items.push(item)
           entries++
           continue
         }
-        const trace = deliveryTrace(item, this.maxBodyBytes)
+        const trace = item instanceof DeliveryTrace ? item : deliveryTrace(item, this.tag, this.maxBodyBytes)
         if (trace === undefined) continue
         entries += trace.size
         // A store that keeps traces gets them whole; any other gets their entries.
@@ -176,7 +187,8 @@ export function closingEvent(response: { readonly outcome: string; readonly erro
 
 export interface DeliveryRecord {
   source: TimelineSource
-  attempt: string
+  /** From nextAttemptNumber(). */
+  attempt: number
   receivedAt: number
   verifiedAt: number
   answeredAt: number
@@ -190,7 +202,7 @@ export interface DeliveryRecord {
  * What one delivery adds to its payment's timeline (received, then verified or refused, then the outcome), as one
  * record; undefined when there is nothing to file it under.
  */
-export function deliveryTrace(record: DeliveryRecord, maxBodyBytes: number): DeliveryTrace | undefined {
+export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBodyBytes: number): DeliveryTrace | undefined {
   const { verified, response } = record
   const claimed = verified === undefined && record.refused !== undefined ? claimedNumbers(record.refused, maxBodyBytes) : undefined
   // Nothing to file it under: a refusal whose body names no payment is only logged.
@@ -200,6 +212,7 @@ export function deliveryTrace(record: DeliveryRecord, maxBodyBytes: number): Del
     verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified),
     verified?.state ?? null,
     record.source,
+    attemptTag,
     record.attempt,
     verified !== undefined,
     record.receivedAt,

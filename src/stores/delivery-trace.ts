@@ -6,38 +6,56 @@ import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js
  * event that ended it. The memory store keeps this and makes the entries when the timeline is read, which is
  * rare: three entries and three Dates per delivery, kept for the retention, were most of the timeline's cost
  * (in allocation and in what the GC has to walk). Other stores get the entries.
+ * Kept lean for the same reason: the attempt is its recorder's tag and a counter, joined when read, and the
+ * later two times are offsets from the first, small integers where a timestamp is a boxed number of its own.
  */
 export class DeliveryTrace {
+  private readonly verifiedAfter: number
+  private readonly answeredAfter: number
+
   constructor(
     readonly exchangeNumber: string | null,
     readonly orderNumber: string | null,
     readonly state: PaymentState | null,
     readonly source: TimelineSource,
-    readonly attempt: string,
+    private readonly attemptTag: string,
+    private readonly attemptNumber: number,
     readonly verified: boolean,
     readonly receivedAt: number,
-    readonly verifiedAt: number,
-    readonly answeredAt: number,
+    verifiedAt: number,
+    answeredAt: number,
     readonly closing: TimelineEvent,
     readonly code: string | null,
     readonly status: number,
     readonly message: string | null,
-  ) {}
+  ) {
+    this.verifiedAfter = verifiedAt - receivedAt
+    this.answeredAfter = answeredAt - receivedAt
+  }
 
   /** How many entries it stands for. */
   get size(): number {
     return this.verified ? 3 : 2
   }
 
+  get attempt(): string {
+    return `${this.attemptTag}-${this.attemptNumber}`
+  }
+
+  get answeredAt(): number {
+    return this.receivedAt + this.answeredAfter
+  }
+
   entries(): TimelineEntry[] {
-    const entries = [this.entry(this.receivedAt, 'received', null, null, null)]
-    if (this.verified) entries.push(this.entry(this.verifiedAt, 'verified', null, null, null))
-    entries.push(this.entry(this.answeredAt, this.closing, this.code, this.status, this.message))
+    const attempt = this.attempt
+    const entries = [this.entry(this.receivedAt, 'received', attempt, null, null, null)]
+    if (this.verified) entries.push(this.entry(this.receivedAt + this.verifiedAfter, 'verified', attempt, null, null, null))
+    entries.push(this.entry(this.answeredAt, this.closing, attempt, this.code, this.status, this.message))
     return entries
   }
 
   // Literals, not spreads of a common base: V8 copies spread objects on a slow path, many times slower.
-  private entry(at: number, event: TimelineEvent, code: string | null, status: number | null, message: string | null): TimelineEntry {
+  private entry(at: number, event: TimelineEvent, attempt: string, code: string | null, status: number | null, message: string | null): TimelineEntry {
     return {
       at: new Date(at),
       event,
@@ -45,7 +63,7 @@ export class DeliveryTrace {
       orderNumber: this.orderNumber,
       state: this.state,
       source: this.source,
-      attempt: this.attempt,
+      attempt,
       verified: this.verified,
       code,
       status,

@@ -82,7 +82,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   // Claims in flight, apart from the records: a new payment enters `records` once, when it is completed, and a
   // claim that is released or refused leaves nothing there.
   const leases = new Map<string, Lease>()
-  const timeline = new MemoryTimeline(retentionMs, 2 * maxEntries) // an order_number and an exchange_number per payment
+  const timeline = new MemoryTimeline(retentionMs, maxEntries)
   let operations = 0
 
   const isLive = (lease: Lease | undefined, now: number) => lease !== undefined && lease.expiresAt > now

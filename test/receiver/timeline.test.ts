@@ -49,6 +49,39 @@ describe('receiver.timeline', () => {
     expect(byOrder[2]).toMatchObject({ code: 'handler_failed', status: 500 })
     expect(byOrder[5]).toMatchObject({ code: null, status: 200 })
     expect(byOrder[0]!.at.getTime()).toBeLessThanOrEqual(byOrder[8]!.at.getTime())
+    // The memory store keeps a delivery's attempt and times compactly; they read back whole and in order.
+    for (let i = 0; i < 9; i += 3) {
+      const [received, verified, outcome] = byOrder.slice(i, i + 3) as [TimelineEntry, TimelineEntry, TimelineEntry]
+      expect(received.attempt).toMatch(/^[0-9a-f]{8}-\d+$/)
+      expect([verified.attempt, outcome.attempt]).toEqual([received.attempt, received.attempt])
+      expect(received.at.getTime()).toBeLessThanOrEqual(verified.at.getTime())
+      expect(verified.at.getTime()).toBeLessThanOrEqual(outcome.at.getTime())
+    }
+  })
+
+  it('adds entries to a payment whose only record so far is one delivery, and keeps both', async () => {
+    const store = memoryStore()
+    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    receiver.onAny(() => {})
+    const fields = samplePaymentFields()
+    expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
+    await receiver.flush()
+    const later: TimelineEntry = {
+      at: new Date(Date.now() + 1000),
+      event: 'dead_lettered',
+      exchangeNumber: String(fields.exchange_number),
+      orderNumber: String(fields.order_number),
+      state: 'succeeded',
+      source: 'inbox',
+      attempt: 'inbox-1',
+      verified: true,
+      code: null,
+      status: null,
+      message: 'given up',
+    }
+    await store.appendTimeline!([later])
+    for (const query of [String(fields.order_number), { exchangeNumber: String(fields.exchange_number) }])
+      expect(events(await receiver.timeline(query))).toEqual(['received', 'verified', 'processed', 'dead_lettered'])
   })
 
   it('records stale results and reconciled records', async () => {
