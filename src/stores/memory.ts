@@ -16,13 +16,15 @@ export interface MemoryStoreOptions {
   maxEntries?: number
 }
 
+/** A claim in flight: what a payment's entry holds from its claim until it is completed or released. */
 interface Lease {
   readonly owner: string
   readonly state: PaymentState
   readonly expiresAt: number
-  /** The states handled when the claim was made, and whether the payment had a record then. */
-  readonly handled: number
-  readonly known: boolean
+  /** The payment's record when it was claimed (the states handled so far), if it had a live one. */
+  readonly previous: number | undefined
+  /** Whether the payment's key was in the map before the claim: then its completion moves it to the end. */
+  readonly existed: boolean
   /** Made only when a duplicate waits: most leases end with nobody waiting. */
   settled?: Promise<void>
   settle?: () => void
@@ -76,45 +78,46 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
   const clock = new RecordClock(retentionMs)
-  // Handled payments, re-inserted whenever they are touched, so the map runs from the oldest to the newest and a
-  // sweep stops at the first record still kept instead of walking every payment of the last 30 days.
-  const records = new Map<string, number>()
-  // Claims in flight, apart from the records: a new payment enters `records` once, when it is completed, and a
-  // claim that is released or refused leaves nothing there.
-  const leases = new Map<string, Lease>()
+  // Each payment's record, or its lease while a claim is in flight (in the same entry: a small map of leases beside
+  // it churned its table on every delivery). Re-inserted when a payment is touched again, so the records run from
+  // the oldest to the newest and a sweep stops at the first one still kept instead of walking 30 days of payments.
+  const entries = new Map<string, number | Lease>()
   const timeline = new MemoryTimeline(retentionMs, maxEntries)
   let operations = 0
 
-  const isLive = (lease: Lease | undefined, now: number) => lease !== undefined && lease.expiresAt > now
+  const isLive = (entry: number | Lease, now: number) => typeof entry === 'object' && entry.expiresAt > now
 
   function sweep(now: number): void {
-    for (const [key, record] of records) {
-      if (!clock.expired(record, now)) break
-      if (!isLive(leases.get(key), now)) records.delete(key)
-    }
-    // A lease whose owner never came back (a handler that never settled) is dropped once it has been expired as
-    // long as a record is kept; until then its owner may still complete it, as long as nobody took over.
-    for (const [key, lease] of leases) {
-      if (lease.expiresAt + retentionMs > now) continue
-      leases.delete(key)
-      lease.settle?.()
+    for (const [key, entry] of entries) {
+      if (typeof entry === 'number') {
+        if (!clock.expired(entry, now)) return
+        entries.delete(key)
+      } else if (entry.expiresAt + retentionMs <= now) {
+        // A lease whose owner never came back (a handler that never settled), expired for as long as a record
+        // is kept. Until then its owner may still complete it, as long as nobody took over. A claim's position
+        // says nothing of when it will be done, so the sweep goes on past it.
+        entries.delete(key)
+        entry.settle?.()
+      }
     }
   }
 
   /**
-   * Makes room for one more payment: forgets the payments touched longest ago (the map's first entries) that no
-   * live lease holds. With every record's payment in flight, the map briefly exceeds the cap.
+   * Brings the map back to the cap: forgets the payments touched longest ago (the map's first entries) that no
+   * live lease holds. Claims in flight may take the map past the cap until they complete.
    */
   function makeRoom(now: number): void {
-    for (const key of records.keys()) {
-      if (records.size < maxEntries) return
-      if (!isLive(leases.get(key), now)) records.delete(key)
+    for (const [key, entry] of entries) {
+      if (entries.size <= maxEntries) return
+      if (isLive(entry, now)) continue
+      entries.delete(key)
+      if (typeof entry === 'object') entry.settle?.()
     }
   }
 
   function heldBy(ref: LeaseRef): Lease | undefined {
-    const held = leases.get(ref.exchangeNumber)
-    return held !== undefined && held.owner === ref.owner && held.state === ref.state ? held : undefined
+    const held = entries.get(ref.exchangeNumber)
+    return typeof held === 'object' && held.owner === ref.owner && held.state === ref.state ? held : undefined
   }
 
   const local: LocalClaims = {
@@ -122,25 +125,22 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const now = Date.now()
       if (++operations % SWEEP_EVERY === 0) sweep(now)
       const key = request.exchangeNumber
-      const lease = leases.get(key)
-      const live = isLive(lease, now)
-      if (live && (lease as Lease).owner !== request.owner) {
-        const held = lease as Lease
-        held.settled ??= new Promise<void>((resolve) => (held.settle = resolve))
-        return { outcome: 'busy', retryAfterMs: held.expiresAt - now, settled: held.settled }
+      const found = entries.get(key)
+      const lease = typeof found === 'object' ? found : undefined
+      if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner) {
+        lease.settled ??= new Promise<void>((resolve) => (lease.settle = resolve))
+        return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
       }
-      let record = records.get(key)
-      if (record !== undefined && !live && clock.expired(record, now)) {
-        records.delete(key)
-        record = undefined
-      }
+      let record = typeof found === 'object' ? found.previous : found
+      // Past retention: forgotten, as if never seen (unless its own owner is claiming it again).
+      if (record !== undefined && lease === undefined && clock.expired(record, now)) record = undefined
       const handled = record === undefined ? 0 : handledOf(record)
       const current = currentOf(handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
       if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
       lease?.settle?.()
-      leases.set(key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, handled, known: record !== undefined })
+      entries.set(key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, previous: record, existed: found !== undefined })
       return { outcome: 'claimed', previousState: current }
     },
 
@@ -149,11 +149,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (lease === undefined) return false
       const key = ref.exchangeNumber
       const now = Date.now()
-      leases.delete(key)
-      // A known payment moves to the map's end (the newest); a new one is appended there, making room first.
-      if (lease.known) records.delete(key)
-      else if (records.size >= maxEntries) makeRoom(now)
-      records.set(key, clock.record(lease.handled | STATE_BIT[lease.state], now))
+      const record = clock.record((lease.previous === undefined ? 0 : handledOf(lease.previous)) | STATE_BIT[lease.state], now)
+      // A payment seen before moves to the end. A new payment's entry was appended at its claim, moments ago, and
+      // is replaced where it is; only now does it count against the cap, so a released claim pushes nobody out.
+      if (lease.existed) entries.delete(key)
+      else if (entries.size > maxEntries) makeRoom(now)
+      entries.set(key, record)
       lease.settle?.()
       return true
     },
@@ -166,7 +167,9 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     async release(ref: LeaseRef): Promise<boolean> {
       const lease = heldBy(ref)
       if (lease === undefined) return false
-      leases.delete(ref.exchangeNumber)
+      // Back to what it was: its record, or nothing (a released claim of a new payment takes no slot).
+      if (lease.previous === undefined) entries.delete(ref.exchangeNumber)
+      else entries.set(ref.exchangeNumber, lease.previous)
       lease.settle?.()
       return true
     },
