@@ -77,7 +77,9 @@ function snapshot(counter: Counter): ServerStats {
 }
 
 function countingReceiver(stats: Counter): Receiver {
-  const receiver = createReceiver({ checksumToken: CHECKSUM_TOKEN, store: memoryStore() })
+  // BENCH_OBSERVE=0: without the timeline and OpenTelemetry (both on by default), as bench:receiver offers.
+  const observed = process.env.BENCH_OBSERVE !== '0'
+  const receiver = createReceiver({ checksumToken: CHECKSUM_TOKEN, store: memoryStore(), ...(observed ? {} : { timeline: false, telemetry: false }) })
   const handler = (): void => {
     stats.handled++
   }

@@ -11,7 +11,8 @@
  * Environment: BENCH_DURATION (s, default 3), BENCH_CONNECTIONS (10), BENCH_WARMUP (s, 1), BENCH_BODIES (how many
  * signed bodies to pre-generate; default from the duration), BENCH_ROUNDS (1; the best round of each scenario is
  * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
- * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child).
+ * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child), BENCH_OBSERVE=0 (receivers without the timeline
+ * and OpenTelemetry).
  */
 import { fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'

@@ -109,7 +109,8 @@ export class MemoryTimeline {
     // Moved to the end only when it has aged by 1/64 of the retention: deleting and re-adding a key on every
     // append makes V8 rehash a large Map every few operations (16 µs per append at 40k trails). The order stays
     // right to within that slack, so a sweep frees an expired list at most retention/64 late.
-    if (previous === undefined || expiresAt - this.expiryOf(previous) > this.retentionMs / 64) {
+    // A new key is appended as it is: deleting it first would be one more fruitless probe of a large map.
+    if (previous !== undefined && expiresAt - this.expiryOf(previous) > this.retentionMs / 64) {
       map.delete(key)
       map.set(key, kept)
     } else if (kept !== previous) map.set(key, kept)
