@@ -36,6 +36,33 @@ for (let digit = 0; digit < 16; digit++) {
 export interface ExpectedNames {
   readonly names: readonly string[]
   readonly bytes: Uint8Array
+  /** Per name, where in `bytes` it ends: just past its `=`. */
+  readonly ends: Int32Array
+  /** `bytes` read four at a time. */
+  readonly view: DataView
+}
+
+/**
+ * A DataView of the last body's whole ArrayBuffer: bodies are often views of one shared slab (Node's pooled small
+ * Buffers), and making a view per delivery cost as much as the names it compared.
+ */
+let viewed: ArrayBufferLike | undefined
+let wholeView: DataView | undefined
+
+function viewOf(buffer: ArrayBufferLike): DataView {
+  if (buffer !== viewed) {
+    wholeView = new DataView(buffer)
+    viewed = buffer
+  }
+  return wholeView as DataView
+}
+
+/** Whether `length` bytes of `source` from `at` equal those of `expected` from `from`, compared four at a time. */
+function sameBytes(source: DataView, at: number, expected: DataView, from: number, length: number): boolean {
+  let i = 0
+  for (; i + 4 <= length; i += 4) if (source.getUint32(at + i) !== expected.getUint32(from + i)) return false
+  for (; i < length; i++) if (source.getUint8(at + i) !== expected.getUint8(from + i)) return false
+  return true
 }
 
 const EQUALS = 61
@@ -55,9 +82,14 @@ export class FormFields implements ReceivedFields {
   readonly names: readonly string[]
   /** Some name contains `[`: a nested field such as `params[reference1]`. */
   readonly bracketed: boolean
-  /** Per field: where its name starts and ends, where its value starts and ends (bitwise-negated when the value has escapes). */
-  private readonly bounds: number[] = []
+  /**
+   * Per field: where its name starts and ends, where its value starts and ends (bitwise-negated when the value has
+   * escapes). Made to the size of the expected names: pushing four numbers per field, growing the array as it went,
+   * was a tenth of a verification (and an Int32Array of that size, allocated outside the heap, cost as much).
+   */
+  private readonly bounds: number[]
   private decoded: Array<string | undefined> | undefined
+  private count = 0
 
   /**
    * @param text the body as text
@@ -71,23 +103,26 @@ export class FormFields implements ReceivedFields {
     expected?: ExpectedNames,
   ) {
     const escapedNames: string[] = []
-    const hint = expected?.bytes
-    const { bracketed, same } = this.scan(escapedNames, hint)
+    this.bounds = expected === undefined ? [] : new Array<number>(4 * expected.names.length)
+    const { bracketed, same } = this.scan(escapedNames, expected)
     this.bracketed = bracketed
     this.names = same && expected !== undefined ? expected.names : this.cutNames(escapedNames)
   }
 
   /**
    * One pass. Names are read character by character (they are short, and this is where `%`, `+` and `[` are
-   * noticed); while they are the expected ones, in an ASCII body, each character is only compared with the
-   * expected name's. Values are skipped by the engine's native indexOf of `&`, and whether they hold escapes is
+   * noticed); while they are the expected ones, in an ASCII body, each name and its `=` is only compared with the
+   * expected ones, four bytes at a time. Values are skipped by the engine's native indexOf of `&`, and whether they hold escapes is
    * told by look-ahead positions of `%` and `+` that are searched again only once passed.
    */
-  private scan(escapedNames: string[], hint: Uint8Array | undefined): { bracketed: boolean; same: boolean } {
-    const { text, bytes, bounds } = this
+  private scan(escapedNames: string[], hint: ExpectedNames | undefined): { bracketed: boolean; same: boolean } {
+    const { text, bytes } = this
+    const bounds = this.bounds
     const length = text.length
     let bracketed = false
     let same = hint !== undefined && bytes !== undefined
+    const source = same ? viewOf((bytes as Buffer).buffer) : undefined
+    const offset = same ? (bytes as Buffer).byteOffset : 0
     let q = 0
     let count = 0
     let start = 0
@@ -102,20 +137,15 @@ export class FormFields implements ReceivedFields {
       let escaped = false
       let code = 0
       if (same) {
-        // Expected names hold none of `=&%+[`, so a name that equals one up to `=`, `&` or the end is plain.
-        const expected = hint as Uint8Array
-        const source = bytes as Buffer
-        let h = expected[q] as number
-        while (h !== EQUALS && p < length && source[p] === h) {
-          p++
-          h = expected[++q] as number
-        }
-        code = p < length ? (source[p] as number) : 0
-        if (h === EQUALS && p > start && (code === EQUALS || code === AMPERSAND || p === length)) q++
-        else {
-          same = false
-          p = start
-        }
+        // Expected names hold none of `=&%+[`, so a name that equals one, `=` included, is plain. Anything else
+        // (another name, a name without `=`, more fields than expected) is read again below, as by a fresh scan.
+        const expected = hint as ExpectedNames
+        const next = count < expected.names.length ? (expected.ends[count] as number) : -1
+        if (next > 0 && start + next - q <= length && sameBytes(source as DataView, offset + start, expected.view, q, next - q)) {
+          p = start + next - q - 1
+          code = EQUALS
+          q = next
+        } else same = false
       }
       if (!same) {
         for (; p < length; p++) {
@@ -148,16 +178,20 @@ export class FormFields implements ReceivedFields {
       }
       if (percent <= nameEnd) percent = nextFrom('%', nameEnd)
       if (plus <= nameEnd) plus = nextFrom('+', nameEnd)
-      bounds.push(start, nameEnd, nameEnd < end ? nameEnd + 1 : end, percent < end || plus < end ? ~end : end)
+      bounds[4 * count] = start
+      bounds[4 * count + 1] = nameEnd
+      bounds[4 * count + 2] = nameEnd < end ? nameEnd + 1 : end
+      bounds[4 * count + 3] = percent < end || plus < end ? ~end : end
       count++
       start = end + 1
     }
-    return { bracketed, same: same && q === (hint as Uint8Array).length }
+    this.count = count
+    return { bracketed, same: same && q === (hint as ExpectedNames).bytes.length }
   }
 
   private cutNames(escapedNames: readonly string[]): string[] {
     const { bounds, text } = this
-    const names = new Array<string>(bounds.length / 4)
+    const names = new Array<string>(this.count)
     for (let i = 0; i < names.length; i++) names[i] = escapedNames[i] ?? text.slice(bounds[4 * i], bounds[4 * i + 1])
     return names
   }

@@ -24,15 +24,18 @@ export interface Shape {
  */
 function expectedNames(names: readonly string[]): ExpectedNames | undefined {
   const bytes: number[] = []
-  for (const name of names) {
+  const ends = new Int32Array(names.length)
+  for (const [at, name] of names.entries()) {
     for (let i = 0; i < name.length; i++) {
       const code = name.charCodeAt(i)
       if (code >= 0x80 || code < 0x20 || '=&%+['.includes(name[i] as string)) return undefined
       bytes.push(code)
     }
     bytes.push(0x3d)
+    ends[at] = bytes.length
   }
-  return { names, bytes: Uint8Array.from(bytes) }
+  const run = Uint8Array.from(bytes)
+  return { names, bytes: run, ends, view: new DataView(run.buffer) }
 }
 
 /** @param recognisable also prepare the names for a form scan to expect (only a cached shape is ever expected) */
