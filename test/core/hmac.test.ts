@@ -67,6 +67,12 @@ describe('hexDigestsEqual', () => {
 
   const digest = oracle('key', 'message')
 
+  it('refuses a digest with any one character that is not a hex digit, wherever it is', () => {
+    const strangers = ['g', 'G', 'z', ' ', '`', '@', '/', ':', '\u0000', '\u0010', '\u0019', '\u007f', '\u0080', '\u0130', '\uff10', '\ud83d']
+    for (let i = 0; i < digest.length; i++)
+      for (const stranger of strangers) expect(hexDigestsEqual(digest, digest.slice(0, i) + stranger + digest.slice(i + 1))).toBe(false)
+  })
+
   it('accepts the same digest, in lower or upper case', () => {
     expect(hexDigestsEqual(digest, digest)).toBe(true)
     expect(hexDigestsEqual(digest, digest.toUpperCase())).toBe(true)
