@@ -343,9 +343,9 @@ async function main(): Promise<void> {
   console.log(`\n${notes.map((note) => `  ${note}`).join('\n')}`)
   console.log(
     '\n  Statements per delivery (floor: 1): Redis 2 (claim script, complete script); PostgreSQL 2 (claim ' +
-      'INSERT … ON CONFLICT, complete UPDATE); transactional on a pool 5 round trips (BEGIN + SET LOCAL, claim, ' +
-      'SET LOCAL, complete, COMMIT) on a connection held throughout; PGlite transactional 4 (BEGIN, claim, ' +
-      'complete, COMMIT), one session for every delivery.',
+      'INSERT … ON CONFLICT, complete UPDATE); transactional on a pool 4 round trips (BEGIN + SET LOCAL ' +
+      'lock_timeout, claim resetting lock_timeout in the same statement, complete, COMMIT) on a connection held ' +
+      'throughout; PGlite transactional 4 (BEGIN, claim, complete, COMMIT), one session for every delivery.',
   )
   // Ratios last: store time per delivery over the two-round-trip floor's (claim then complete cannot take fewer).
   console.log(`\nclaim + complete time / two-round-trip floor time, median of ${ROUNDS} paired round(s) (goal <= 1.2; PGlite <= 2):`)

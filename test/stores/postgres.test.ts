@@ -110,6 +110,29 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     client: admin,
   })
 
+  it('hands the handlers a transaction whose lock_timeout is back at its default, not the claim\'s lockTimeoutMs', async () => {
+    // The default is the connection's (here from its startup options), as SET LOCAL ... TO DEFAULT restores it: a
+    // session-level SET made on the connection does not count.
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2, application_name: application, options: '-c lock_timeout=7s' })
+    pool.on('error', () => {})
+    pool.on('connect', (connection) => void connection.query("SET lock_timeout = '3s'"))
+    pools.push(pool)
+    const table = uniqueTable('lock_timeout')
+    try {
+      const store = postgresStore({ client: pool, table, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS })
+      for (const state of ['pending', 'succeeded'] as const) {
+        const lease = { exchangeNumber: 'EX0000000001', state, owner: state }
+        const claim = await store.claim({ ...lease, leaseMs: 30_000 })
+        expect(claim).toMatchObject({ outcome: 'claimed', previousState: state === 'pending' ? null : 'pending' })
+        const tx = (claim as { transaction: pg.PoolClient }).transaction
+        expect((await tx.query('SHOW lock_timeout')).rows).toEqual([{ lock_timeout: '7s' }])
+        expect(await store.complete(lease)).toBe(true)
+      }
+    } finally {
+      await admin().query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox", "${table}_timeline"`)
+    }
+  })
+
   describe('transactional receivers on separate pools, as separate processes', () => {
     const [table, orders] = [uniqueTable('procs'), uniqueTable('procs_orders')]
     let processPools: [pg.Pool, pg.Pool]

@@ -40,7 +40,13 @@ function blockingStates(incoming: PaymentState): string {
  * Runs the claim statement and, when it takes nothing, one SELECT to say why, with the rules of store.ts
  * (checked in the memory store's order: busy, then stale, then duplicate).
  */
-export async function decide(run: Run, sql: Statements, request: ClaimRequest, leaseMs: number, retentionMs: number): Promise<Decision> {
+export async function decide(
+  run: Run,
+  sql: Pick<Statements, 'claim' | 'inspect'>,
+  request: ClaimRequest,
+  leaseMs: number,
+  retentionMs: number,
+): Promise<Decision> {
   const { exchangeNumber, owner, state } = request
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state)]
@@ -154,7 +160,6 @@ export function transactionalClaims(options: TransactionalClaimsOptions): Transa
       }
       try {
         claim = await options.decide(open.query, request, leaseMs)
-        if (claim.outcome === 'claimed') await open.claimed()
       } catch (error) {
         await open.rollback()
         giveUp()

@@ -68,6 +68,13 @@ const FORGOTTEN = `(r.expires_at <= now() AND ${LEASE_FREE})`
 export interface Statements {
   /** $1 exchange_number, $2 owner, $3 state, $4 leaseMs, $5 retentionMs, $6 the states that block $3 (text[]). */
   claim: string
+  /**
+   * The claim in a pool transaction, which runs it under a short `lock_timeout` (see transactions.ts): when it
+   * takes the row, it also puts lock_timeout back to its default for the rest of the transaction, as
+   * `SET LOCAL lock_timeout TO DEFAULT` did in a round trip of its own (`set_config` with a NULL value is that
+   * reset). Evaluated per row returned, so only once the row is ours; no row back leaves the short timeout on.
+   */
+  claimInTransaction: string
   /** $1 exchange_number. */
   inspect: string
   /** $1 exchange_number, $2 owner, $3 state, $4 retentionMs. */
@@ -80,21 +87,13 @@ export interface Statements {
 
 export function statements(table: TableName): Statements {
   const t = table.sql
+  const claim = claimStatement(t)
   return {
-    // Takes the lease when it is free, expired or the caller's own, and nothing handled blocks the state; a
-    // forgotten row starts over. ON CONFLICT locks the row first, so concurrent claims of one exchange_number
-    // queue here and exactly one of them sees its WHERE hold. No row back means: look (inspect) and decide.
-    claim: `INSERT INTO ${t} AS r (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
-VALUES ($1::text, $2::text, $3::text, now() + ${ms('$4')}, now() + ${ms('$5')})
-ON CONFLICT (exchange_number) DO UPDATE SET
-  handled = CASE WHEN ${FORGOTTEN} THEN '{}' ELSE r.handled END,
-  expires_at = CASE WHEN ${FORGOTTEN} THEN excluded.expires_at ELSE r.expires_at END,
-  lease_owner = excluded.lease_owner,
-  lease_state = excluded.lease_state,
-  lease_expires_at = excluded.lease_expires_at
-WHERE (${LEASE_FREE} OR r.lease_owner = excluded.lease_owner)
-  AND (${FORGOTTEN} OR NOT (r.handled && $6::text[]))
-RETURNING r.handled`,
+    claim,
+    claimInTransaction: `WITH claimed AS (
+${claim}
+)
+SELECT claimed.handled, set_config('lock_timeout', NULL, true) AS lock_timeout FROM claimed`,
 
     inspect: `SELECT r.handled, r.lease_owner, ${FORGOTTEN} AS forgotten,
   CASE WHEN NOT ${LEASE_FREE} THEN extract(epoch FROM r.lease_expires_at - now())::float8 * 1000 END AS lease_remaining_ms
@@ -120,4 +119,23 @@ SELECT count(*)::int AS deleted FROM gone`,
 
     exists: `SELECT to_regclass($1::text) IS NOT NULL AS found`,
   }
+}
+
+/**
+ * Takes the lease when it is free, expired or the caller's own, and nothing handled blocks the state; a forgotten
+ * row starts over. ON CONFLICT locks the row first, so concurrent claims of one exchange_number queue here and
+ * exactly one of them sees its WHERE hold. No row back means: look (inspect) and decide.
+ */
+function claimStatement(t: string): string {
+  return `INSERT INTO ${t} AS r (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
+VALUES ($1::text, $2::text, $3::text, now() + ${ms('$4')}, now() + ${ms('$5')})
+ON CONFLICT (exchange_number) DO UPDATE SET
+  handled = CASE WHEN ${FORGOTTEN} THEN '{}' ELSE r.handled END,
+  expires_at = CASE WHEN ${FORGOTTEN} THEN excluded.expires_at ELSE r.expires_at END,
+  lease_owner = excluded.lease_owner,
+  lease_state = excluded.lease_state,
+  lease_expires_at = excluded.lease_expires_at
+WHERE (${LEASE_FREE} OR r.lease_owner = excluded.lease_owner)
+  AND (${FORGOTTEN} OR NOT (r.handled && $6::text[]))
+RETURNING r.handled`
 }

@@ -114,7 +114,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const pruneEvery = options.pruneEvery ?? 1000
 
   // Named on pg: parsed and planned once per connection instead of on every delivery.
-  const prepared = preparedStatements(client, [sql.claim, sql.inspect, sql.complete, sql.release])
+  const prepared = preparedStatements(client, [sql.claim, sql.claimInTransaction, sql.inspect, sql.complete, sql.release])
   const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
   const decideOn = (run: Run, request: ClaimRequest, leaseMs: number) => decide(run, sql, request, leaseMs, retentionMs)
@@ -122,11 +122,19 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   let transactions: TransactionalClaims | undefined
   if (options.transactional === true) {
     const shared = { client, table: table.sql, lockTimeoutMs, decide: decideOn }
+    // A pool transaction runs the claim under a short lock_timeout, and the claim that takes the row resets it
+    // in the same round trip (a statement of its own before).
+    const inPoolTransaction = { claim: sql.claimInTransaction, inspect: sql.inspect }
     // PGlite is one session: a second transaction waits for the first to end, so claims of an exchange_number
     // whose transaction is open are answered in this process, without touching the database.
     if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: pgliteTransactions(client), exclusive: true })
     else if (isPool(client))
-      transactions = transactionalClaims({ ...shared, begin: prepared.begin(poolTransactions(client, lockTimeoutMs)), exclusive: false })
+      transactions = transactionalClaims({
+        ...shared,
+        decide: (run, request, leaseMs) => decide(run, inPoolTransaction, request, leaseMs, retentionMs),
+        begin: prepared.begin(poolTransactions(client, lockTimeoutMs)),
+        exclusive: false,
+      })
     else
       throw new TypeError(
         'transactional: true needs a pg Pool (each delivery holds a connection of its own while its handlers run) ' +

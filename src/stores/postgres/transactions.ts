@@ -28,8 +28,6 @@ export interface OpenTransaction {
   query(text: string, params: unknown[]): Promise<unknown[]>
   /** What the handlers receive as event.transaction. */
   readonly handle: unknown
-  /** Called once the claim is ours, before the handlers run. */
-  claimed(): Promise<void>
   commit(): Promise<void>
   /** Never throws: a transaction that cannot be rolled back cleanly is dropped with its connection. */
   rollback(): Promise<void>
@@ -88,7 +86,9 @@ export function poolTransactions(pool: PoolLike, lockTimeoutMs: number): Begin {
     events.on?.('error', onError)
     try {
       // A duplicate delivery would otherwise wait on the claimed row for as long as the handlers run. One
-      // simple-protocol round trip (no parameters), as pg sends it.
+      // simple-protocol round trip (no parameters), as pg sends it. The claim statement run in this transaction
+      // (claimInTransaction in sql.ts) puts lock_timeout back to its default once the row is ours, so that the
+      // handlers' own writes wait for locks as the app configured, not as briefly as the claim does.
       await connection.query(`BEGIN; SET LOCAL lock_timeout = ${lockTimeoutMs}`)
     } catch (error) {
       end(error as Error)
@@ -97,8 +97,6 @@ export function poolTransactions(pool: PoolLike, lockTimeoutMs: number): Begin {
     return {
       query: async (text, params) => (await connection.query(text, params)).rows,
       handle: connection,
-      // The handlers' own writes wait for locks as the app configured, not as briefly as the claim does.
-      claimed: async () => void (await connection.query('SET LOCAL lock_timeout TO DEFAULT')),
       async commit() {
         if (ended) throw new Error('the connection holding the transaction was lost; nothing was committed')
         try {
@@ -137,7 +135,6 @@ export function pgliteTransactions(db: PGliteLike): Begin {
         resolveOpen({
           query: async (text, params) => (await tx.query(text, params)).rows,
           handle: tx,
-          claimed: async () => {},
           async commit() {
             finish(true)
             await done
