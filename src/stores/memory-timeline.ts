@@ -84,7 +84,9 @@ export class MemoryTimeline {
   /** Adds entries[from, to) to the list under `key`. */
   private add(map: Map<string, Kept>, key: string, entries: readonly Item[], from: number, to: number, now: number): void {
     const previous = map.get(key)
-    const live = previous !== undefined && this.expiryOf(previous) > now ? previous : undefined
+    // Read before the list below is given its new expiry: it decides whether the list moves to the map's end.
+    const previousExpiry = previous === undefined ? 0 : this.expiryOf(previous)
+    const live = previous !== undefined && previousExpiry > now ? previous : undefined
     const expiresAt = now + this.retentionMs
     const single = entries[from]
     let kept: Kept
@@ -110,7 +112,7 @@ export class MemoryTimeline {
     // append makes V8 rehash a large Map every few operations (16 µs per append at 40k trails). The order stays
     // right to within that slack, so a sweep frees an expired list at most retention/64 late.
     // A new key is appended as it is: deleting it first would be one more fruitless probe of a large map.
-    if (previous !== undefined && expiresAt - this.expiryOf(previous) > this.retentionMs / 64) {
+    if (previous !== undefined && expiresAt - previousExpiry > this.retentionMs / 64) {
       map.delete(key)
       map.set(key, kept)
     } else if (kept !== previous) map.set(key, kept)

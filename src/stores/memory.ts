@@ -45,8 +45,9 @@ export const DEFAULT_MAX_ENTRIES = 1_000_000
  * A payment's record is one number: the states handled (three bits) and when it was last touched, in ticks since
  * the store was made. A number, not an object: an object (and the boxed timestamp it held) was ~50 bytes more
  * per payment kept for 30 days, and most of what the GC had to copy per delivery. A tick is a thousandth of the
- * retention, at least 1 ms and at most 1 s, so the record stays a small integer for years of uptime and a payment
- * is kept at most one tick longer than retentionMs, never shorter.
+ * retention, at least 1 ms and at most 1 s, so at the default retention the record stays a small integer for four
+ * years of uptime (a larger one is as correct, only boxed), and a payment is kept at most one tick longer than
+ * retentionMs, never shorter.
  */
 class RecordClock {
   private readonly origin = Date.now()
@@ -67,7 +68,8 @@ class RecordClock {
   }
 }
 
-const handledOf = (record: number) => record % 8
+// `& 7`, not `% 8`: a clock set back before the store was made gives negative ticks, whose remainder is negative.
+const handledOf = (record: number) => record & 7
 
 /**
  * The default store: one process, nothing survives a restart. Fine for development and single-instance apps;
@@ -103,13 +105,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   }
 
   /**
-   * Brings the map back to the cap: forgets the payments touched longest ago (the map's first entries) that no
-   * live lease holds. Claims in flight may take the map past the cap until they complete.
+   * Brings the map down to `limit` entries: forgets the payments touched longest ago (the map's first entries)
+   * that no live lease holds, and never `keep` (the payment being completed). Claims in flight may take the map
+   * past the cap until they complete.
    */
-  function makeRoom(now: number): void {
+  function makeRoom(now: number, keep: string, limit: number): void {
     for (const [key, entry] of entries) {
-      if (entries.size <= maxEntries) return
-      if (isLive(entry, now)) continue
+      if (entries.size <= limit) return
+      if (key === keep || isLive(entry, now)) continue
       entries.delete(key)
       if (typeof entry === 'object') entry.settle?.()
     }
@@ -132,8 +135,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
         return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
       }
       let record = typeof found === 'object' ? found.previous : found
-      // Past retention: forgotten, as if never seen (unless its own owner is claiming it again).
-      if (record !== undefined && lease === undefined && clock.expired(record, now)) record = undefined
+      // Past retention: forgotten, as if never seen, unless a live lease (its own owner's, claiming again) holds it.
+      if (record !== undefined && !(lease !== undefined && lease.expiresAt > now) && clock.expired(record, now)) record = undefined
       const handled = record === undefined ? 0 : handledOf(record)
       const current = currentOf(handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
@@ -151,9 +154,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const now = Date.now()
       const record = clock.record((lease.previous === undefined ? 0 : handledOf(lease.previous)) | STATE_BIT[lease.state], now)
       // A payment seen before moves to the end. A new payment's entry was appended at its claim, moments ago, and
-      // is replaced where it is; only now does it count against the cap, so a released claim pushes nobody out.
-      if (lease.existed) entries.delete(key)
-      else if (entries.size > maxEntries) makeRoom(now)
+      // is replaced where it is (so records can sit out of order by up to a handler's run, which at worst delays
+      // a sweep); only now does it count against the cap, so a released claim pushes nobody out.
+      if (lease.existed) {
+        entries.delete(key)
+        if (entries.size >= maxEntries) makeRoom(now, key, maxEntries - 1)
+      } else if (entries.size > maxEntries) makeRoom(now, key, maxEntries)
       entries.set(key, record)
       lease.settle?.()
       return true
@@ -167,9 +173,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     async release(ref: LeaseRef): Promise<boolean> {
       const lease = heldBy(ref)
       if (lease === undefined) return false
-      // Back to what it was: its record, or nothing (a released claim of a new payment takes no slot).
-      if (lease.previous === undefined) entries.delete(ref.exchangeNumber)
-      else entries.set(ref.exchangeNumber, lease.previous)
+      // Back to what it was: its record, touched now as a completion would (a redelivery is coming, and its states
+      // must not be forgotten meanwhile), or nothing (a released claim of a new payment takes no slot).
+      entries.delete(ref.exchangeNumber)
+      if (lease.previous !== undefined) entries.set(ref.exchangeNumber, clock.record(handledOf(lease.previous), Date.now()))
       lease.settle?.()
       return true
     },

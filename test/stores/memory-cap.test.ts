@@ -63,6 +63,17 @@ describe('memoryStore maxEntries', () => {
     expect(await remembers(store, 'EX2')).toBe(true)
   })
 
+  it('counts a payment taken over from an expired claim against the cap when it completes', async () => {
+    const store = memoryStore({ maxEntries: 2 })
+    for (const ex of ['EX1', 'EX2']) await handle(store, ex)
+    expect((await store.claim({ ...ref('EX3', 'succeeded', 'vanished'), leaseMs: 1 })).outcome).toBe('claimed')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    await handle(store, 'EX3')
+    expect(await remembers(store, 'EX1')).toBe(false)
+    expect(await remembers(store, 'EX2')).toBe(true)
+    expect(await remembers(store, 'EX3')).toBe(true)
+  })
+
   it('lets the map exceed the cap rather than refuse when every entry is in flight', async () => {
     const store = memoryStore({ maxEntries: 2 })
     for (const ex of ['EX1', 'EX2', 'EX3']) expect((await store.claim({ ...ref(ex), leaseMs: LEASE_MS })).outcome).toBe('claimed')
@@ -71,6 +82,32 @@ describe('memoryStore maxEntries', () => {
 })
 
 describe('memoryStore maxEntries and the timeline', () => {
+  it('counts a list as touched when it is written again, so the least recently written goes first', async () => {
+    const retentionMs = 640 // written again after more than retentionMs / 64 moves a list to the end
+    const store = memoryStore({ maxEntries: 2, retentionMs })
+    const entry = (order: string) => ({
+      at: new Date(),
+      event: 'processed' as const,
+      exchangeNumber: null,
+      orderNumber: order,
+      state: 'succeeded' as const,
+      source: 'callback' as const,
+      attempt: `a-${order}`,
+      verified: true,
+      code: null,
+      status: 200,
+      message: null,
+    })
+    await store.appendTimeline!([entry('A'), entry('A')])
+    await store.appendTimeline!([entry('B')])
+    await new Promise((resolve) => setTimeout(resolve, 30))
+    await store.appendTimeline!([entry('A')])
+    await store.appendTimeline!([entry('C')])
+    expect(await store.readTimeline!({ orderNumber: 'A' })).toHaveLength(3)
+    expect(await store.readTimeline!({ orderNumber: 'B' })).toEqual([])
+    expect(await store.readTimeline!({ orderNumber: 'C' })).toHaveLength(1)
+  })
+
   it('keeps at most two timeline lists per capped payment, forgetting the least recently written first', async () => {
     const store = memoryStore({ maxEntries: 2 })
     const entry = (n: number) => ({

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { type Claim, type LeaseRef, memoryStore, type PaymentState, type ReceiverStore } from '../../src/index.js'
 
 const LEASE_MS = 60_000
@@ -237,6 +237,36 @@ describe('retention', () => {
     expect(await claim(store, lease(ex, 'succeeded', 'redelivery'))).toEqual({ outcome: 'claimed', previousState: null })
   })
 
+  it('keeps a payment a retention after a released claim, as after a completion', async () => {
+    const DAY = 24 * 60 * 60 * 1000
+    const start = Date.UTC(2026, 10, 23)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    try {
+      vi.setSystemTime(start)
+      const store = memoryStore({ retentionMs: 30 * DAY })
+      const ex = freshExchange()
+      await handle(store, ex, 'failed')
+      vi.setSystemTime(start + 20 * DAY)
+      // A success whose handler threw: released, and its redelivery is coming.
+      expect((await claim(store, lease(ex, 'succeeded', 'thrower'))).outcome).toBe('claimed')
+      expect(await store.release(lease(ex, 'succeeded', 'thrower'))).toBe(true)
+      // 31 days after the failure was handled, 11 after the release: the failure is still remembered.
+      vi.setSystemTime(start + 31 * DAY)
+      expect(await claim(store, lease(ex, 'failed', 'redelivery'))).toEqual({ outcome: 'duplicate' })
+    } finally {
+      vi.useRealTimers()
+    }
+  })
+
+  it('forgets a record past retentionMs whose last claim was abandoned and has expired', async () => {
+    const store = memoryStore({ retentionMs: 30 })
+    const ex = freshExchange()
+    await handle(store, ex, 'failed')
+    expect((await claim(store, lease(ex, 'succeeded', 'vanished'), 5)).outcome).toBe('claimed')
+    await sleep(60)
+    expect(await claim(store, lease(ex, 'failed', 'next'))).toEqual({ outcome: 'claimed', previousState: null })
+  })
+
   it('does not sweep a record whose lease is still held', async () => {
     const store = memoryStore({ retentionMs: 1 })
     const ex = freshExchange()
@@ -245,5 +275,30 @@ describe('retention', () => {
     for (let i = 0; i < SWEEP_GUARANTEE; i++) await claim(store, lease(`FILLER${i}`, 'succeeded', 'filler'))
     expect((await claim(store, lease(ex, 'succeeded', 'other'))).outcome).toBe('busy')
     expect(await store.complete(lease(ex, 'succeeded', 'holder'))).toBe(true)
+  })
+})
+
+describe('a clock set back', () => {
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  it('keeps states handled while the clock was behind the store\'s creation for the whole retention', async () => {
+    const DAY = 24 * 60 * 60 * 1000
+    const start = Date.UTC(2026, 10, 23)
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(start)
+    const retentionMs = 1_000_000 // ticks of 1 s
+    const store = memoryStore({ retentionMs })
+    const ex = freshExchange()
+    vi.setSystemTime(start - 5_000)
+    await handle(store, ex, 'pending')
+    vi.setSystemTime(start + 10_900)
+    expect(await handle(store, ex, 'succeeded')).toEqual({ outcome: 'claimed', previousState: 'pending' })
+    vi.setSystemTime(start + 10_900 + retentionMs - 500)
+    expect(await claim(store, lease(ex, 'succeeded', 'late'))).toEqual({ outcome: 'duplicate' })
+    expect(await claim(store, lease(ex, 'pending', 'late'))).toEqual({ outcome: 'stale', currentState: 'succeeded' })
+    vi.setSystemTime(start + DAY)
+    expect(await claim(store, lease(ex, 'succeeded', 'much later'))).toEqual({ outcome: 'claimed', previousState: null })
   })
 })
