@@ -31,14 +31,7 @@ import {
   WEBHOOK_PATH,
   WEBHOOK_SECRET,
 } from './http-servers.js'
-
-function envNumber(name: string, fallback: number, min: number): number {
-  const text = process.env[name]
-  if (text === undefined || text === '') return fallback
-  const value = Number(text)
-  if (!(Number.isFinite(value) && value >= min)) throw new Error(`${name} must be a number >= ${min}, not "${text}"`)
-  return value
-}
+import { envNumber } from './env.js'
 
 const DURATION = envNumber('BENCH_DURATION', 3, 1)
 const CONNECTIONS = Math.floor(envNumber('BENCH_CONNECTIONS', 10, 1))

@@ -18,14 +18,7 @@
 import { PerformanceObserver } from 'node:perf_hooks'
 import { type Core, fromDist } from './dist.js'
 import { CallbackPool } from './signed-callbacks.js'
-
-function envInteger(name: string, fallback: number, min: number): number {
-  const text = process.env[name]
-  if (text === undefined || text === '') return fallback
-  const value = Number(text)
-  if (!(Number.isInteger(value) && value >= min)) throw new Error(`${name} must be an integer >= ${min}, not "${text}"`)
-  return value
-}
+import { envInteger } from './env.js'
 
 const OPS = envInteger('BENCH_OPS', 5000, 100)
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)

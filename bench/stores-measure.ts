@@ -18,13 +18,8 @@ export interface Mode {
   readonly concurrency: number
 }
 
-export function envNumber(name: string, fallback: number, min: number): number {
-  const text = process.env[name]
-  if (text === undefined || text === '') return fallback
-  const value = Number(text)
-  if (!(Number.isInteger(value) && value >= min)) throw new Error(`${name} must be an integer >= ${min}, not "${text}"`)
-  return value
-}
+// An integer setting, under the name stores.ts and inbox-queues.ts import it by.
+export { envInteger as envNumber } from './env.js'
 
 /** Nearest-rank percentile of sorted samples. */
 function percentile(sorted: Float64Array, p: number): number {

@@ -10,6 +10,7 @@ import { createHmac } from 'node:crypto'
 import { Bench } from 'tinybench'
 import { type Core, fromDist, type Testing } from './dist.js'
 import { FloorVerifier } from './verify-floor.js'
+import { envInteger } from './env.js'
 
 const { createReceiver } = await fromDist<Core>('index')
 const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
@@ -58,14 +59,6 @@ const TASKS: [string, () => unknown][] = [
   ['(d) floor: signed bytes + one-shot HMAC', () => floor.verify(bytes)],
   ["(e) floor with createHmac's per-message key setup", () => floorCreateHmac.verify(bytes)],
 ]
-
-function envInteger(name: string, fallback: number, min: number): number {
-  const text = process.env[name]
-  if (text === undefined || text === '') return fallback
-  const value = Number(text)
-  if (!(Number.isInteger(value) && value >= min)) throw new Error(`${name} must be an integer >= ${min}, not "${text}"`)
-  return value
-}
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 const TIME_MS = envInteger('BENCH_TIME_MS', 300, 10)
