@@ -51,18 +51,18 @@ import { type Core, fromDist } from './dist.js'
 import { bullmqClaim, pgBossClaim } from './inbox-queues-claim.js'
 import { bullmq, oursPostgres, oursRedis, pgBoss, type Setup, type System } from './inbox-queues-systems.js'
 import { signedCallbacks } from './signed-callbacks.js'
-import { envNumber } from './stores-measure.js'
+import { envInteger } from './env.js'
 
 const core = await fromDist<Core>('index')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
 
-const RESULTS = envNumber('BENCH_RESULTS', 1000, 1)
-const WARMUP = envNumber('BENCH_WARMUP', 200, 0)
-const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 16, 1)
-const ROUNDS = envNumber('BENCH_ROUNDS', 3, 1)
-const PGBOSS_BATCH = envNumber('BENCH_PGBOSS_BATCH', 16, 1)
-const POOL = envNumber('BENCH_POOL', 20, 2)
+const RESULTS = envInteger('BENCH_RESULTS', 1000, 1)
+const WARMUP = envInteger('BENCH_WARMUP', 200, 0)
+const CONCURRENCY = envInteger('BENCH_CONCURRENCY', 16, 1)
+const ROUNDS = envInteger('BENCH_ROUNDS', 3, 1)
+const PGBOSS_BATCH = envInteger('BENCH_PGBOSS_BATCH', 16, 1)
+const POOL = envInteger('BENCH_POOL', 20, 2)
 const RUN_TIMEOUT_MS = 60_000
 const checksumToken = randomBytes(32).toString('hex')
 

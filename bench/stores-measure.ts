@@ -18,9 +18,6 @@ export interface Mode {
   readonly concurrency: number
 }
 
-// An integer setting, under the name stores.ts and inbox-queues.ts import it by.
-export { envInteger as envNumber } from './env.js'
-
 /** Nearest-rank percentile of sorted samples. */
 function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN

@@ -29,17 +29,18 @@ import type { ReceiverStore } from '../src/stores/store.js'
 import { DATABASE_URL, REDIS_URL, redactUrl } from '../test/stores/services.js'
 import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import { type Core, fromDist } from './dist.js'
-import { envNumber, measure, type Mode, type Op, type Row, renderTable, type Stats } from './stores-measure.js'
+import { measure, type Mode, type Op, type Row, renderTable, type Stats } from './stores-measure.js'
+import { envInteger } from './env.js'
 
 // The stores as built; the floors' raw-command helper (rawCommand) is the same few lines either way.
 const { memoryStore } = await fromDist<Core>('index')
 const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 
-const OPS = envNumber('BENCH_OPS', 200, 1)
-const WARMUP = envNumber('BENCH_WARMUP', 100, 0)
-const CONCURRENCY = envNumber('BENCH_CONCURRENCY', 16, 1)
-const ROUNDS = envNumber('BENCH_ROUNDS', 5, 1)
+const OPS = envInteger('BENCH_OPS', 200, 1)
+const WARMUP = envInteger('BENCH_WARMUP', 100, 0)
+const CONCURRENCY = envInteger('BENCH_CONCURRENCY', 16, 1)
+const ROUNDS = envInteger('BENCH_ROUNDS', 5, 1)
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
 const MODES: Mode[] = [
   { label: 'sequential', concurrency: 1 },
