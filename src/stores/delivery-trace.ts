@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import { offerOwnPath, ownPath } from './own-path.js'
 import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js'
 
 /**
@@ -72,30 +73,18 @@ export class DeliveryTrace {
   }
 }
 
-/**
- * A store that keeps DeliveryTraces as they are has, under this key, the appendTimeline it stands in for and a
- * method taking entries and traces in the order they happened. Internal: a Symbol (no part of the store interface
- * merchants implement), not enumerable (a copy made with `{ ...store }` has none), and used only while the store's
- * appendTimeline is still that one: a wrapper that replaces appendTimeline gets entries, as it always did.
- */
-export const APPEND_TRACES = Symbol('fpx-collect.appendTraces')
+/** Where the memory store offers to take DeliveryTraces whole (see own-path.ts), in place of appendTimeline. */
+const APPEND_TRACES = Symbol('fpx-collect.appendTraces')
+const STANDS_FOR = ['appendTimeline']
 
 export type TraceAppender = (items: readonly (TimelineEntry | DeliveryTrace)[]) => Promise<void>
 
-interface TraceSupport {
-  readonly appendTimeline: unknown
-  readonly appendTraces: TraceAppender
-}
-
-/** Gives `store` the trace path for as long as its appendTimeline is `appendTimeline`. */
-export function acceptTraces<T extends object>(store: T & { appendTimeline?: unknown }, appendTraces: TraceAppender): T {
-  const support: TraceSupport = { appendTimeline: store.appendTimeline, appendTraces }
-  Object.defineProperty(store, APPEND_TRACES, { value: support, enumerable: false })
-  return store
+/** Gives `store` the trace path for as long as its appendTimeline is the one it has now. */
+export function acceptTraces<T extends object>(store: T, appendTraces: TraceAppender): T {
+  return offerOwnPath(store, APPEND_TRACES, STANDS_FOR, appendTraces)
 }
 
 /** The store's trace path, if it has one and still uses the appendTimeline it came with. */
-export function traceAppender(store: { appendTimeline?: unknown }): TraceAppender | undefined {
-  const support = (store as { [APPEND_TRACES]?: TraceSupport })[APPEND_TRACES]
-  return support !== undefined && support.appendTimeline === store.appendTimeline ? support.appendTraces : undefined
+export function traceAppender(store: object): TraceAppender | undefined {
+  return ownPath<TraceAppender>(store, APPEND_TRACES, STANDS_FOR)
 }
