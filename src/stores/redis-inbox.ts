@@ -137,10 +137,14 @@ for _, id in ipairs(ids) do
 end
 return count`
 
-// KEYS meta, due. Entries due later that have failed at least once (attempts > 0) become due now.
+// KEYS meta, due; ARGV offset, batch. Entries due later that have failed at least once (attempts > 0) become due
+// now, one batch at a time: Redis runs nothing else while a script runs, and after an outage, when this is called,
+// the entries waiting out a backoff are the most there will be. Returns { made due, looked at }; the entries made
+// due leave the range, so the caller's next offset is the ones looked at and left.
 const HASTEN = `${NOW}
 local count = 0
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
+local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'LIMIT', ARGV[1], ARGV[2])
+for _, id in ipairs(ids) do
   local raw = redis.call('HGET', KEYS[1], id)
   if raw then
     local meta = cjson.decode(raw)
@@ -152,7 +156,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf')) do
     end
   end
 end
-return count`
+return { count, #ids }`
+
+const HASTEN_BATCH = 500
 
 function splitId(id: string): { exchangeNumber: string; state: PaymentState } {
   const at = id.lastIndexOf(':')
@@ -177,7 +183,8 @@ function toItem(id: string, meta: Meta): InboxItem {
 
 const texts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
 
-export function redisInbox(send: RawCommand, prefix: string): InboxQueue {
+/** @param hastenBatch entries hasten() looks at per script call (smaller only in tests) */
+export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTEN_BATCH): InboxQueue {
   const base = `${prefix}{inbox}:`
   const [meta, fields, due, leased, dead] = ['meta', 'fields', 'due', 'leased', 'dead'].map((name) => base + name) as [string, string, string, string, string]
   const scripts = {
@@ -259,7 +266,14 @@ export function redisInbox(send: RawCommand, prefix: string): InboxQueue {
     },
 
     async hasten() {
-      return Number(await scripts.hasten([meta, due], []))
+      let hastened = 0
+      let offset = 0
+      for (;;) {
+        const [count, seen] = (await scripts.hasten([meta, due], [String(offset), String(hastenBatch)])) as [unknown, unknown]
+        hastened += Number(count)
+        offset += Number(seen) - Number(count)
+        if (Number(seen) < hastenBatch) return hastened
+      }
     },
 
     async counts() {

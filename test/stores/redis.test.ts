@@ -4,6 +4,8 @@ import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReceiver, type Receiver, type ReceiverResponse, type ReceiverStore } from '../../src/index.js'
 import { type RedisClientLike, redisStore } from '../../src/stores/redis.js'
+import { rawCommand } from '../../src/stores/redis-client.js'
+import { redisInbox } from '../../src/stores/redis-inbox.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { storeContract } from './contract.js'
 import { Gate } from './gate.js'
@@ -88,6 +90,24 @@ describe.skipIf(!available)('Redis store', () => {
       })
       const exchange = () => `EX-${randomUUID()}`
       const lease = (exchangeNumber: string, owner = randomUUID()) => ({ exchangeNumber, state: 'succeeded' as const, owner })
+
+      it('hastens every failed inbox entry a batch at a time, past more busy-deferred entries than a batch', async () => {
+        const prefix = `${RUN_PREFIX}${name}:hasten:`
+        const queue = redisInbox(rawCommand(connection.client), prefix, 2)
+        const entry = (exchangeNumber: string) =>
+          ({ exchangeNumber, state: 'succeeded', source: 'callback', orderNumber: null, fields: '{}', rendering: 'plain' }) as const
+        const busy = Array.from({ length: 5 }, exchange)
+        const failed = Array.from({ length: 3 }, exchange)
+        for (const ex of [...busy, ...failed]) expect(await queue.enqueue(entry(ex))).toBe('queued')
+        for (const taken of await queue.take('test', 100, 60_000)) {
+          // Busy-deferred entries come due first, so every batch before the failed ones holds none of them.
+          const isBusy = busy.includes(taken.exchangeNumber)
+          await queue.fail(taken, { error: 'x', delayMs: isBusy ? 30_000 : 60_000, dead: false, refund: isBusy })
+        }
+        expect(await queue.hasten()).toBe(3)
+        for (const ex of failed) expect((await queue.show(ex))[0]?.nextAttemptAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1000)
+        for (const ex of busy) expect((await queue.show(ex))[0]?.nextAttemptAt?.getTime()).toBeGreaterThan(Date.now() + 20_000)
+      })
 
       it('writes every key under the prefix, and after completion only the handled states', async () => {
         const prefix = `${RUN_PREFIX}${name}:keys:`
