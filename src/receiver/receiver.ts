@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { RawDelivery } from '../core/body.js'
 import { ReceiverError } from '../core/errors.js'
-import { silentLogger } from '../core/logger.js'
+import { safeLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory.js'
 import type { PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/shape.js'
@@ -136,12 +136,12 @@ async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
 }
 
 export function createReceiver<TTransaction = undefined>(options: ReceiverOptions<TTransaction>): Receiver<TTransaction> {
-  const verifier = new Verifier(options)
+  const logger = safeLogger(options.logger)
+  const verifier = new Verifier({ ...options, logger })
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
   const busyWaitMs = options.busyWaitMs ?? 2000
   const requireFields = options.requireFields ?? []
-  const logger = options.logger ?? silentLogger
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
     'payment.succeeded': [],

@@ -104,6 +104,22 @@ function gatedStore(count: number): { store: ReceiverStore; reached: Promise<voi
   }
 }
 
+describe('a logger that throws', () => {
+  it('changes no answer: handle() still resolves, processed or refused', async () => {
+    const broken = () => {
+      throw new Error('log sink down')
+    }
+    const receiver = createReceiver({ checksumToken: TOKEN, logger: { debug: broken, info: broken, warn: broken, error: broken } })
+    receiver.on('payment.succeeded', () => {})
+    const fields = samplePaymentFields({ exchange_number: 'EX-broken-logger' })
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'duplicate' })
+    const forged = await receiver.handle({ kind: 'callback', body: 'exchange_number=EX1&checksum=' + 'ab'.repeat(32), contentType: 'application/x-www-form-urlencoded' })
+    expect(forged.status).toBeGreaterThanOrEqual(400)
+    expect(forged.status).toBeLessThan(500)
+  })
+})
+
 describe('the memory store called directly', () => {
   // The receiver calls the memory store's claim and complete without their promises, but only while they are
   // the store's own: a merchant's wrapper put on the object itself must still be called.
