@@ -100,17 +100,13 @@ const PATTERN_RULES = CHECKED_RULES.filter(([, rule]) => rule.pattern !== undefi
 
 /**
  * The receiver's check, equivalent to `paymentResultSchema` on the fields with rules (but `checksum`) without
- * allocating a parsed copy. `text(name)` gives a field's text, or undefined when it is absent or not text.
- * Only a message with nested values can have a known field that is not text; for the others (nearly all) the
- * fields without a pattern need no look.
+ * allocating a parsed copy. `text(name)` gives a field's text, or undefined when it is absent or not text. Used
+ * for messages with nested values, where a known field may be one that is not text; a flat message (nearly
+ * all) goes through findFlatFieldProblems.
  */
-export function findFieldProblems(
-  has: (name: string) => boolean,
-  text: (name: string) => string | undefined,
-  hasNestedValues = true,
-): FieldProblem[] {
+export function findFieldProblems(has: (name: string) => boolean, text: (name: string) => string | undefined): FieldProblem[] {
   let problems: FieldProblem[] | undefined
-  for (const [field, rule] of hasNestedValues ? CHECKED_RULES : PATTERN_RULES) {
+  for (const [field, rule] of CHECKED_RULES) {
     const value = text(field)
     const ok =
       value === undefined
