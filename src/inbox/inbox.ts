@@ -12,6 +12,7 @@ import { ShapeCache } from '../core/shape.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, validateAndClassify } from '../core/verify.js'
 import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
+import type { DeliveryResult } from '../receiver/delivery-result.js'
 import {
   errorText,
   type InboxItem,
@@ -72,7 +73,7 @@ export interface ReceiverInbox {
 
 /** What an attempt's dispatch answered, as much of the receiver's response as the inbox reads. */
 export interface AttemptAnswer {
-  readonly outcome: string
+  readonly outcome: DeliveryResult['outcome']
   readonly headers: Record<string, string>
   readonly error?: { code: string; message: string }
   /** What a handler threw, when one did. */

@@ -10,7 +10,7 @@ import { DeliveryTrace, traceAppender } from '../stores/delivery-trace.js'
 
 /**
  * The receiver's side of the timeline: entries are queued and written to the store in batches after the answer
- * went out (write-behind), so a delivery never waits for them. A failed write is logged, never thrown.
+ * went out (write-behind), so a delivery never waits for the store. A failed write is logged, never thrown.
  */
 
 // Entries waiting while the store cannot take them: past this, the oldest are dropped (and the drop logged).
@@ -19,7 +19,8 @@ const MAX_QUEUED = 10_000
 const BATCH = 500
 
 export class TimelineRecorder {
-  // Deliveries are queued as they are and turned into entries when written, off the answer's path.
+  // A verified delivery is queued as its small trace, made as it is answered (so the queue keeps no message alive);
+  // a refused one as it is, its body read only when written. Traces become entries then, for stores that want them.
   private queue: (TimelineEntry | DeliveryTrace | DeliveryRecord)[] = []
   private scheduled = false
   private writing: Promise<void> = Promise.resolve()
@@ -105,12 +106,14 @@ export class TimelineRecorder {
     let entries = 0
     try {
       for (const item of batch) {
-        if (!(item instanceof DeliveryTrace || 'response' in item)) {
+        let trace: DeliveryTrace | undefined
+        if (item instanceof DeliveryTrace) trace = item
+        else if ('response' in item) trace = deliveryTrace(item, this.tag, this.maxBodyBytes)
+        else {
           items.push(item)
           entries++
           continue
         }
-        const trace = item instanceof DeliveryTrace ? item : deliveryTrace(item, this.tag, this.maxBodyBytes)
         if (trace === undefined) continue
         entries += trace.size
         // A store that keeps traces gets them whole; any other gets their entries.
@@ -170,7 +173,7 @@ export function claimedNumbers(delivery: RawDelivery, maxBodyBytes: number): { e
 }
 
 /** The event that ends a delivery or an inbox attempt, from the receiver's answer. */
-export function closingEvent(response: { readonly outcome: string; readonly error?: { readonly code: string } }): TimelineEvent {
+export function closingEvent(response: Pick<DeliveryResult, 'outcome' | 'error'>): TimelineEvent {
   switch (response.outcome) {
     case 'processed':
     case 'duplicate':
@@ -180,7 +183,7 @@ export function closingEvent(response: { readonly outcome: string; readonly erro
       return response.outcome
     case 'rejected':
       return 'refused'
-    default:
+    case 'failed':
       return response.error?.code === 'handler_failed' ? 'handler_failed' : 'failed'
   }
 }
@@ -228,7 +231,7 @@ export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBod
 /** What one attempt from the inbox adds: its outcome, and `dead_lettered` when it was the last. */
 export function inboxAttemptEntries(
   verified: VerifiedPayment,
-  answer: { readonly outcome: string; readonly error?: { readonly code: string; readonly message: string } },
+  answer: Pick<DeliveryResult, 'outcome' | 'error'>,
   dead: boolean,
   attempt: string,
 ): TimelineEntry[] {

@@ -30,7 +30,8 @@ export class DeliveryTrace {
     readonly status: number,
     readonly message: string | null,
   ) {
-    this.verifiedAfter = verifiedAt - receivedAt
+    // A refused delivery has no verification time: 0, not an offset from the epoch that would need boxing.
+    this.verifiedAfter = verified ? verifiedAt - receivedAt : 0
     this.answeredAfter = answeredAt - receivedAt
   }
 
