@@ -7,7 +7,7 @@ import type { Begin, OpenTransaction } from './transactions.js'
 import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../store.js'
 
 export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
-type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
+export type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
 
 const STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 const CLAIM_ATTEMPTS = 3

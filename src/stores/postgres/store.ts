@@ -3,8 +3,8 @@
  * per exchange_number holds the handled states and the lease.
  * @module fpx-collect/postgres
  */
-import { codeOf, decide, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
-import { DEFAULT_TABLE, schemaStatements, statements, tableName } from './sql.js'
+import { codeOf, decide, type Decision, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
+import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName } from './sql.js'
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
 import { preparedStatements } from './prepared.js'
@@ -117,21 +117,24 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const prepared = preparedStatements(client, [sql.claim, sql.claimInTransaction, sql.inspect, sql.complete, sql.release])
   const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
-  const decideOn = (run: Run, request: ClaimRequest, leaseMs: number) => decide(run, sql, request, leaseMs, retentionMs)
+  const decideWith =
+    (statements: Pick<Statements, 'claim' | 'inspect'>) =>
+    (run: Run, request: ClaimRequest, leaseMs: number): Promise<Decision> =>
+      decide(run, statements, request, leaseMs, retentionMs)
+  const decideOn = decideWith(sql)
 
   let transactions: TransactionalClaims | undefined
   if (options.transactional === true) {
     const shared = { client, table: table.sql, lockTimeoutMs, decide: decideOn }
-    // A pool transaction runs the claim under a short lock_timeout, and the claim that takes the row resets it
-    // in the same round trip (a statement of its own before).
-    const inPoolTransaction = { claim: sql.claimInTransaction, inspect: sql.inspect }
     // PGlite is one session: a second transaction waits for the first to end, so claims of an exchange_number
     // whose transaction is open are answered in this process, without touching the database.
     if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: pgliteTransactions(client), exclusive: true })
     else if (isPool(client))
       transactions = transactionalClaims({
         ...shared,
-        decide: (run, request, leaseMs) => decide(run, inPoolTransaction, request, leaseMs, retentionMs),
+        // A pool transaction runs the claim under a short lock_timeout, and the claim that takes the row resets it
+        // in the same round trip (a statement of its own before).
+        decide: decideWith({ claim: sql.claimInTransaction, inspect: sql.inspect }),
         begin: prepared.begin(poolTransactions(client, lockTimeoutMs)),
         exclusive: false,
       })
