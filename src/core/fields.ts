@@ -117,36 +117,29 @@ export function findFieldProblems(has: (name: string) => boolean, text: (name: s
   return problems ?? []
 }
 
-interface FieldCheck {
+export interface FieldCheck {
   readonly field: string
   readonly rule: FieldRule
   /** Where the field sits in messages of this shape; undefined when they do not carry it. */
   readonly position: number | undefined
 }
 
-/** Per shape (keyed by its index of names): the rules with a pattern, each with its field's position. */
-const compiledChecks = new WeakMap<Readonly<Record<string, number>>, readonly FieldCheck[]>()
+/** The rules with a pattern, each with its field's position in messages with this index of names: once per shape. */
+export function flatChecks(index: Readonly<Record<string, number>>): readonly FieldCheck[] {
+  return PATTERN_RULES.map(([field, rule]) => ({ field, rule, position: index[field] }))
+}
 
 /**
  * findFieldProblems for a message without nested values (every field is text), with the name lookups done once
- * per shape rather than per delivery: same rules, same order, same problems. `textAt(position)` gives the text
- * of the field at that position.
+ * per shape (flatChecks) rather than per delivery: same rules, same order, same problems.
  */
-export function findFlatFieldProblems(
-  index: Readonly<Record<string, number>>,
-  textAt: (position: number) => string,
-): FieldProblem[] {
-  let checks = compiledChecks.get(index)
-  if (checks === undefined) {
-    checks = PATTERN_RULES.map(([field, rule]) => ({ field, rule, position: index[field] }))
-    compiledChecks.set(index, checks)
-  }
+export function findFlatFieldProblems(checks: readonly FieldCheck[], message: { textAt(position: number): string }): FieldProblem[] {
   let problems: FieldProblem[] | undefined
   for (let i = 0; i < checks.length; i++) {
     const { field, rule, position } = checks[i] as FieldCheck
     let ok = !rule.required
     if (position !== undefined) {
-      const value = textAt(position)
+      const value = message.textAt(position)
       ok = (value === '' && !rule.required) || (rule.pattern as RegExp).test(value)
     }
     if (!ok) (problems ??= []).push({ field, expected: rule.expected })

@@ -1,4 +1,5 @@
 import { byteOrder } from './field-order.js'
+import type { FieldCheck } from './fields.js'
 import type { ExpectedNames } from './form.js'
 
 /**
@@ -16,6 +17,8 @@ export interface Shape {
   readonly repeatedName: string | undefined
   /** The names as a form scan can recognise them in raw bytes; undefined when some name could not be. */
   readonly expected: ExpectedNames | undefined
+  /** The field rules placed for this shape (fields.ts flatChecks), made when a flat message of it is first checked. */
+  flatChecks?: readonly FieldCheck[]
 }
 
 /**

@@ -6,7 +6,7 @@ import { ReceiverError } from './errors.js'
 import { type Logger, silentLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
-import { findFieldProblems, findFlatFieldProblems } from './fields.js'
+import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
 import { ShapeCache } from './shape.js'
 import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
 import { type FieldValue, toPlain } from './values.js'
@@ -189,7 +189,7 @@ export function validateAndClassify(message: Message, rendering: Rendering, what
         (name) => message.shape.index[name] !== undefined,
         (name) => message.text(name),
       )
-    : findFlatFieldProblems(message.shape.index, (position) => message.textAt(position))
+    : findFlatFieldProblems((message.shape.flatChecks ??= flatChecks(message.shape.index)), message)
   if (problems.length > 0) {
     const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
     throw new ReceiverError('invalid_fields', `${what} has missing or invalid fields: ${detail}`, {

@@ -9,7 +9,7 @@ import {
   toSen,
   verifyDelivery,
 } from '../../src/index.js'
-import { findFieldProblems, findFlatFieldProblems } from '../../src/core/fields.js'
+import { findFieldProblems, findFlatFieldProblems, flatChecks } from '../../src/core/fields.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -329,10 +329,12 @@ describe('paymentResultSchema and findFieldProblems agree', () => {
         const names = Object.keys(fields)
         const index: Record<string, number> = Object.create(null)
         names.forEach((name, i) => (index[name] = i))
-        const flat = findFlatFieldProblems(index, (position) => fields[names[position] as string] as string)
+        const checks = flatChecks(index)
+        const message = { textAt: (position: number) => fields[names[position] as string] as string }
+        const flat = findFlatFieldProblems(checks, message)
         expect(flat).toEqual(problemsOf(fields))
         // Again, from the compiled checks of the same shape.
-        expect(findFlatFieldProblems(index, (position) => fields[names[position] as string] as string)).toEqual(flat)
+        expect(findFlatFieldProblems(checks, message)).toEqual(flat)
       }),
       { numRuns: 1000 },
     )
