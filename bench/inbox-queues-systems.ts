@@ -13,6 +13,16 @@ import { rawCommand } from '../src/stores/redis-client.js'
 import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import type { Core } from './dist.js'
 
+/** Runs `start`; when it fails, closes whatever it had opened before passing the error on. */
+async function startOrClose(start: () => Promise<void>, close: () => Promise<void>): Promise<void> {
+  try {
+    await start()
+  } catch (error) {
+    await close()
+    throw error
+  }
+}
+
 export const CONTENT_TYPE = 'application/x-www-form-urlencoded'
 
 export interface Setup {
@@ -165,7 +175,7 @@ export async function pgBossWith(setup: Setup, variant: LibraryVariant): Promise
       await pool.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).finally(() => pool.end())
     }
   }
-  try {
+  await startOrClose(async () => {
     await boss.start()
     await boss.createQueue(queue, { name: queue, policy: 'standard' })
     for (let i = 0; i < workers; i++) {
@@ -178,10 +188,7 @@ export async function pgBossWith(setup: Setup, variant: LibraryVariant): Promise
       })
       ids.push(id)
     }
-  } catch (error) {
-    await close()
-    throw error
-  }
+  }, close)
   return {
     name: variant.name,
     about:
@@ -256,13 +263,10 @@ export async function bullmqWith(setup: Setup, variant: LibraryVariant): Promise
       await unlinkPrefix(client, `${prefix}:`).finally(() => client.quit())
     }
   }
-  try {
+  await startOrClose(async () => {
     await queue.waitUntilReady()
     await worker.waitUntilReady()
-  } catch (error) {
-    await close()
-    throw error
-  }
+  }, close)
   return {
     name: variant.name,
     about:
