@@ -184,6 +184,33 @@ describe.skipIf(!available)('Redis store', () => {
         expect(await store.complete({ exchangeNumber: b2b1, state: 'succeeded', owner: 'second' })).toBe(true)
       })
 
+      it('answers duplicates and regressions of a payment whose completion marker is gone, leaving no lease behind', async () => {
+        const prefix = `${RUN_PREFIX}${name}:expired-marker:`
+        const store = redisStore({ client: connection.client, prefix })
+        const leaseKey = (ex: string) => `${prefix}{${ex}}:lease`
+        const ex = exchange()
+        const held = lease(ex)
+        await store.claim({ ...held, leaseMs: 30_000 })
+        expect(await store.complete(held)).toBe(true)
+        // Within the marker's minute, and after it (as if it had expired).
+        for (const markerGone of [false, true]) {
+          if (markerGone) await admin.del(leaseKey(ex))
+          expect(await store.claim({ ...lease(ex), leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
+          expect(await store.claim({ ...lease(ex), state: 'failed', leaseMs: 30_000 })).toEqual({ outcome: 'stale', currentState: 'succeeded' })
+          expect(await admin.exists(leaseKey(ex))).toBe(markerGone ? 0 : 1)
+        }
+        // A later state after the marker is gone is claimed, with the earlier one as previous state, and holds the lease.
+        const b2b1 = exchange()
+        const pending = { exchangeNumber: b2b1, state: 'pending' as const, owner: 'first' }
+        await store.claim({ ...pending, leaseMs: 30_000 })
+        expect(await store.complete(pending)).toBe(true)
+        await admin.del(leaseKey(b2b1))
+        const final = { exchangeNumber: b2b1, state: 'succeeded' as const, owner: 'second' }
+        expect(await store.claim({ ...final, leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect((await store.claim({ ...final, owner: 'third', leaseMs: 30_000 })).outcome).toBe('busy')
+        expect(await store.complete(final)).toBe(true)
+      })
+
       it('sends its scripts again when Redis forgot them (SCRIPT FLUSH, restart, failover)', async () => {
         const store = redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:flush:` })
         const held = lease(exchange())
