@@ -138,6 +138,25 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
       expect(await kept.prune()).toBe(0)
     })
 
+    it('keeps a completed payment at least retentionMs, and at most a lease (a thousandth of it at most) longer', async () => {
+      const remainingMs = async (exchangeNumber: string) => {
+        const [row] = await rows(client, `SELECT extract(epoch FROM expires_at - now())::float8 * 1000 AS ms FROM "${table}" WHERE exchange_number = $1`, [exchangeNumber])
+        return Number((row as { ms: number }).ms)
+      }
+      // Completed at once: within the slack its claim reserved (here 3.6 s of a 1 h retention).
+      const store = postgresStore({ client, table, retentionMs: 3_600_000, pruneEvery: 0 })
+      const quick = await handled(store)
+      expect(await remainingMs(quick.exchangeNumber)).toBeGreaterThan(3_600_000 - 1_000)
+      expect(await remainingMs(quick.exchangeNumber)).toBeLessThanOrEqual(3_603_600)
+      // Completed after the slack (2 ms of 2 s): retention counts from the completion.
+      const short = postgresStore({ client, table, retentionMs: 2_000, pruneEvery: 0 })
+      const slow = lease()
+      expect(await short.claim({ ...slow, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
+      await sleep(300)
+      expect(await short.complete(slow)).toBe(true)
+      expect(await remainingMs(slow.exchangeNumber)).toBeGreaterThan(1_900)
+    })
+
     it('claims a forgotten payment afresh, as if it had never been handled', async () => {
       const brief = postgresStore({ client, table, retentionMs: 1, pruneEvery: 0 })
       const first = await handled(brief)

@@ -5,8 +5,8 @@
  * One row per exchange_number:
  *   handled           the payment states whose handlers completed;
  *   lease_*           the delivery working on it now (a random owner token, the state it handles, until when);
- *   expires_at        when the row may be forgotten (retention after the last completion or release), unless a
- *                     live lease still holds it.
+ *   expires_at        when the row may be forgotten (retention after the last completion or release, or a little
+ *                     later: see complete), unless a live lease still holds it.
  */
 
 import { inboxSchemaStatements, inboxTable } from './inbox-sql.js'
@@ -77,7 +77,12 @@ export interface Statements {
   claimInTransaction: string
   /** $1 exchange_number. */
   inspect: string
-  /** $1 exchange_number, $2 owner, $3 state, $4 retentionMs. */
+  /**
+   * $1 exchange_number, $2 owner, $3 state, $4 retentionMs. Leaves expires_at alone when it already reaches
+   * retention past now: the claim of a new row reserves that slack (see postgresStore), so the common
+   * completion changes no indexed column and PostgreSQL updates the row in place (a HOT update) instead of
+   * adding entries to both of its indexes.
+   */
   complete: string
   release: string
   /** $1 the most rows to delete. */
@@ -101,7 +106,7 @@ FROM ${t} AS r WHERE r.exchange_number = $1::text`,
 
     complete: `UPDATE ${t} AS r SET
   handled = CASE WHEN $3::text = ANY (r.handled) THEN r.handled ELSE array_append(r.handled, $3::text) END,
-  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = now() + ${ms('$4')}
+  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = GREATEST(r.expires_at, now() + ${ms('$4')})
 WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text
 RETURNING 1 AS done`,
 

@@ -33,7 +33,9 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   leaseMs?: number
   /**
    * How long handled states are remembered after the last completion. Default 30 days: the service's
-   * redelivery window is not stated, and a state forgotten too early runs its handlers again.
+   * redelivery window is not stated, and a state forgotten too early runs its handlers again. A payment may be
+   * remembered up to leaseMs (at most a thousandth of retentionMs) longer: that lets its completion update
+   * the row in place.
    */
   retentionMs?: number
   /**
@@ -117,10 +119,13 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const prepared = preparedStatements(client, [sql.claim, sql.claimInTransaction, sql.inspect, sql.complete, sql.release])
   const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
+  // A new row's retention starts this much after its claim, so that a completion within it finds expires_at
+  // already far enough and leaves it unchanged (see the complete statement): 30 s (the lease) at the default 30 days.
+  const claimRetentionMs = (leaseMs: number) => retentionMs + Math.min(leaseMs, retentionMs / 1000)
   const decideWith =
     (statements: Pick<Statements, 'claim' | 'inspect'>) =>
     (run: Run, request: ClaimRequest, leaseMs: number): Promise<Decision> =>
-      decide(run, statements, request, leaseMs, retentionMs)
+      decide(run, statements, request, leaseMs, claimRetentionMs(leaseMs))
   const decideOn = decideWith(sql)
 
   let transactions: TransactionalClaims | undefined
