@@ -133,7 +133,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     const shared = { client, table: table.sql, lockTimeoutMs, decide: decideOn }
     // PGlite is one session: a second transaction waits for the first to end, so claims of an exchange_number
     // whose transaction is open are answered in this process, without touching the database.
-    if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: pgliteTransactions(client), exclusive: true })
+    if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: prepared.begin(pgliteTransactions(client)), exclusive: true })
     else if (isPool(client))
       transactions = transactionalClaims({
         ...shared,
