@@ -70,6 +70,9 @@ export interface Row {
   /** A transactional store's own floor (its statements' least round trips in one transaction), and the median ratio to it. */
   readonly txFloorName?: string
   readonly txFloorRatio?: number
+  /** The two round trips writing what the store keeps without its checks (see Opened.shapeFloor), and the median ratio to it. */
+  readonly shapeFloorName?: string
+  readonly shapeFloorRatio?: number
 }
 
 const fixed = (value: number, digits: number) => (Number.isFinite(value) ? value.toFixed(digits) : '-')

@@ -9,7 +9,9 @@
  *                                prepared statement (like the store's);
  *   PGlite in memory             the same floor, on the same instance.
  * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
- * INSERT then UPDATE of the same row. Ratios against it are printed last.
+ * INSERT then UPDATE of the same row. Ratios against it are printed last, and beside them the ratios against a
+ * third floor that writes what the store must keep but checks nothing: SET NX PX then a compare-and-set script
+ * (Redis 7.0 has no conditional SET); INSERT then UPDATE of a row of the store's own schema.
  * Every delivery uses an exchange_number never seen before, so every claim succeeds. Each scenario runs one at a
  * time (latency) and with BENCH_CONCURRENCY in flight (throughput), after an untimed warm-up in the same mode.
  *
@@ -24,7 +26,8 @@ import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { createClient } from 'redis'
 import type { PostgresQueryable } from '../src/stores/postgres/store.js'
-import { type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
+import { schemaStatements, tableName } from '../src/stores/postgres/sql.js'
+import { luaScript, type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
 import type { ReceiverStore } from '../src/stores/store.js'
 import { DATABASE_URL, REDIS_URL, redactUrl } from '../test/stores/services.js'
 import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
@@ -66,6 +69,12 @@ interface Opened {
   /** What a claim + complete needs at least: two round trips on the same client (claim, then complete). */
   floor2Name?: string
   floor2?: Op
+  /**
+   * Two round trips that write what the store must keep, with none of its checks: on Redis a lease then a
+   * compare-and-set script (Redis 7.0 has no conditional SET, so any safe completion is a script); on PostgreSQL
+   * an INSERT then an UPDATE of a row shaped like the store's (its columns, constraints and indexes).
+   */
+  shapeFloor?: { name: string; op: Op }
   stores: {
     name: string
     store: ReceiverStore<unknown>
@@ -90,6 +99,13 @@ function delivery(store: ReceiverStore<unknown>): Op {
   }
 }
 
+/** The least a safe completion does: replace the value only if it is still ours. */
+const COMPARE_AND_SET = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3])
+return 1
+`
+
 async function redisCleanup(send: RawCommand, prefix: string): Promise<void> {
   let cursor = '0'
   do {
@@ -105,6 +121,7 @@ function redisGroup(name: string, connect: () => Promise<{ client: RedisClientLi
     async open() {
       const { client, close } = await connect()
       const send = rawCommand(client)
+      const compareAndSet = luaScript(send, COMPARE_AND_SET)
       const prefix = `fpx-bench:${RUN_ID}:${name}:`
       const info = String(await send(['INFO', 'server']))
       const version = /redis_version:(\S+)/.exec(info)?.[1] ?? '?'
@@ -121,6 +138,16 @@ function redisGroup(name: string, connect: () => Promise<{ client: RedisClientLi
           const reply = await send(['SET', key, `succeeded:${OWNER_PREFIX}${n}`, 'NX', 'PX', '60000'])
           if (String(reply) !== 'OK') throw new Error('SET NX of a fresh key did not answer OK')
           await send(['SET', key, 'succeeded', 'PX', String(RETENTION_MS)])
+        },
+        shapeFloor: {
+          name: 'SET NX PX; CAS script',
+          op: async (n) => {
+            const key = `${prefix}cas:${exchange(n)}`
+            const value = `succeeded:${OWNER_PREFIX}${n}`
+            const reply = await send(['SET', key, value, 'NX', 'PX', '60000'])
+            if (String(reply) !== 'OK') throw new Error('SET NX of a fresh key did not answer OK')
+            if (Number(await compareAndSet([key], [value, `done:${value}`, String(RETENTION_MS)])) !== 1) throw new Error('the lease just taken was not ours')
+          },
         },
         stores: [{ name, store: redisStore({ client, prefix, retentionMs: RETENTION_MS }) }],
         async close() {
@@ -148,6 +175,13 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
   await db.query(`CREATE TABLE "${scratch}" (v text PRIMARY KEY)`)
   await db.query(`CREATE TABLE "${scratch}2" (v text PRIMARY KEY, done boolean NOT NULL DEFAULT false)`)
   tables.push(`${scratch}2`)
+  // The store's own schema (with its inbox and timeline tables, unused here), for the shape floor.
+  const shaped = `${scratch}_shape`
+  for (const statement of schemaStatements(tableName(shaped))) await db.query(statement)
+  tables.push(shaped, `${shaped}_inbox`, `${shaped}_timeline`)
+  const insertShaped = `INSERT INTO "${shaped}" (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
+VALUES ($1::text, $2::text, 'succeeded', now() + interval '30 seconds', now() + interval '1 hour')`
+  const updateShaped = `UPDATE "${shaped}" SET handled = '{succeeded}', lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL WHERE exchange_number = $1::text`
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
   const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
   const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
@@ -164,6 +198,13 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
     floor2: async (n) => {
       await run('insert2', insert2, [exchange(n)])
       await run('update2', update2, [exchange(n)])
+    },
+    shapeFloor: {
+      name: "INSERT; UPDATE of the store's row",
+      op: async (n) => {
+        await run('insert_shaped', insertShaped, [exchange(n), `${OWNER_PREFIX}${n}`])
+        await run('update_shaped', updateShaped, [exchange(n)])
+      },
     },
     stores: [
       { name: `${label}`, store: postgresStore({ client, table: base, retentionMs: RETENTION_MS }) },
@@ -291,6 +332,7 @@ async function main(): Promise<void> {
         let floor2: Stats | undefined
         const best: (Stats | undefined)[] = []
         const floor2Rounds: Stats[] = []
+        const shapeFloorRounds: Stats[] = []
         const storeRounds: Stats[][] = opened.stores.map(() => [])
         const txFloorRounds: Stats[][] = opened.stores.map(() => [])
         // Floors and stores take turns in short rounds, each round starting with the next scenario, so that a
@@ -306,6 +348,8 @@ async function main(): Promise<void> {
             floor2Rounds.push(stats)
             floor2 = better(floor2, stats)
           })
+        if (opened.shapeFloor)
+          scenarios.push(async (warmup) => void shapeFloorRounds.push(await measure(opened.shapeFloor!.op, OPS, warmup, mode.concurrency, next)))
         for (const [index, { txFloor }] of opened.stores.entries())
           if (txFloor) scenarios.push(async (warmup) => void txFloorRounds[index]!.push(await measure(txFloor.op, OPS, warmup, mode.concurrency, next)))
         for (const [index, { name, store }] of opened.stores.entries())
@@ -332,6 +376,8 @@ async function main(): Promise<void> {
             floor2Ratio: pairedWith(floor2Rounds),
             txFloorName: txFloor?.name,
             txFloorRatio: pairedWith(txFloorRounds[index]!),
+            shapeFloorName: opened.shapeFloor?.name,
+            shapeFloorRatio: pairedWith(shapeFloorRounds),
           })
         }
       }
@@ -356,6 +402,9 @@ async function main(): Promise<void> {
     const goal = row.store.startsWith('pglite') ? 2 : 1.2
     console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  (goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`)
   }
+  console.log('\nclaim + complete time / the two round trips writing what the store keeps, without its checks, median of paired rounds:')
+  for (const row of rows)
+    if (row.shapeFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.shapeFloorRatio.toFixed(2)}x  (${row.shapeFloorName})`)
   console.log(`\ntransactional claim + complete time / its own statement floor (${rows.find((row) => row.txFloorName)?.txFloorName ?? '-'}, same client), median of paired rounds:`)
   for (const row of rows)
     if (row.txFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.txFloorRatio.toFixed(2)}x`)
