@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createReceiver, type Receiver, type ReceiverResponse } from '../../src/index.js'
 import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/stores/postgres/sql.js'
 import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/stores/postgres/store.js'
+import type { PoolLike } from '../../src/stores/postgres/transactions.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 /*
@@ -103,6 +104,7 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
     afterAll(async () => {
       await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
       await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
+      await client.query(`DROP TABLE IF EXISTS "${table}_tx", "${table}_tx_inbox", "${table}_tx_timeline"`)
       await close()
     })
 
@@ -148,13 +150,25 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
       const quick = await handled(store)
       expect(await remainingMs(quick.exchangeNumber)).toBeGreaterThan(3_600_000 - 1_000)
       expect(await remainingMs(quick.exchangeNumber)).toBeLessThanOrEqual(3_603_600)
-      // Completed after the slack (2 ms of 2 s): retention counts from the completion.
-      const short = postgresStore({ client, table, retentionMs: 2_000, pruneEvery: 0 })
-      const slow = lease()
-      expect(await short.claim({ ...slow, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
-      await sleep(300)
-      expect(await short.complete(slow)).toBe(true)
-      expect(await remainingMs(slow.exchangeNumber)).toBeGreaterThan(1_900)
+      // Completed after the slack (2 ms of 2 s): retention counts from the completion, also when the completion
+      // runs in the transaction the claim began (whose now() is the claim's time).
+      for (const transactional of [false, true]) {
+        const options = { client, retentionMs: 2_000, pruneEvery: 0 }
+        // The suite's clients are a pg Pool and a PGlite instance, both able to hold a transaction open.
+        const short = transactional
+          ? postgresStore({ ...options, client: client as PoolLike, table: `${table}_tx`, transactional: true })
+          : postgresStore({ ...options, table })
+        const slow = lease()
+        expect(await short.claim({ ...slow, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
+        await sleep(300)
+        expect(await short.complete(slow)).toBe(true)
+        const [row] = await rows(
+          client,
+          `SELECT extract(epoch FROM expires_at - now())::float8 * 1000 AS ms FROM "${transactional ? `${table}_tx` : table}" WHERE exchange_number = $1`,
+          [slow.exchangeNumber],
+        )
+        expect(Number((row as { ms: number }).ms)).toBeGreaterThan(1_900)
+      }
     })
 
     it('claims a forgotten payment afresh, as if it had never been handled', async () => {

@@ -1,6 +1,7 @@
 /*
- * The SQL of the PostgreSQL store. Every statement is one round trip, uses the database clock (now()) for leases
- * and retention so that processes with drifting clocks agree, and takes its durations in milliseconds as float8.
+ * The SQL of the PostgreSQL store. Every statement is one round trip, uses the database clock (now(), or
+ * clock_timestamp() where the transaction's start is too early) for leases and retention so that processes with
+ * drifting clocks agree, and takes its durations in milliseconds as float8.
  *
  * One row per exchange_number:
  *   handled           the payment states whose handlers completed;
@@ -66,7 +67,10 @@ const LEASE_FREE = `(r.lease_owner IS NULL OR r.lease_expires_at <= now())`
 const FORGOTTEN = `(r.expires_at <= now() AND ${LEASE_FREE})`
 
 export interface Statements {
-  /** $1 exchange_number, $2 owner, $3 state, $4 leaseMs, $5 retentionMs, $6 the states that block $3 (text[]). */
+  /**
+   * $1 exchange_number, $2 owner, $3 state, $4 leaseMs, $5 how long a new row is kept (retention plus the slack
+   * of complete below), $6 the states that block $3 (text[]).
+   */
   claim: string
   /**
    * The claim in a pool transaction, which runs it under a short `lock_timeout` (see transactions.ts): when it
@@ -81,7 +85,9 @@ export interface Statements {
    * $1 exchange_number, $2 owner, $3 state, $4 retentionMs. Leaves expires_at alone when it already reaches
    * retention past now: the claim of a new row reserves that slack (see postgresStore), so the common
    * completion changes no indexed column and PostgreSQL updates the row in place (a HOT update) instead of
-   * adding entries to both of its indexes.
+   * adding entries to both of its indexes. The clock is read when the statement runs (clock_timestamp()), not
+   * when the transaction began (now()): a transactional store completes in the claim's transaction, possibly a
+   * whole lease later.
    */
   complete: string
   release: string
@@ -106,7 +112,7 @@ FROM ${t} AS r WHERE r.exchange_number = $1::text`,
 
     complete: `UPDATE ${t} AS r SET
   handled = CASE WHEN $3::text = ANY (r.handled) THEN r.handled ELSE array_append(r.handled, $3::text) END,
-  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = GREATEST(r.expires_at, now() + ${ms('$4')})
+  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = GREATEST(r.expires_at, clock_timestamp() + ${ms('$4')})
 WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text
 RETURNING 1 AS done`,
 

@@ -34,8 +34,8 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   /**
    * How long handled states are remembered after the last completion. Default 30 days: the service's
    * redelivery window is not stated, and a state forgotten too early runs its handlers again. A payment may be
-   * remembered up to leaseMs (at most a thousandth of retentionMs) longer: that lets its completion update
-   * the row in place.
+   * remembered up to a lease longer (the receiver's leaseMs unless this store's is given, at most a thousandth
+   * of retentionMs): that lets its completion update the row in place.
    */
   retentionMs?: number
   /**
@@ -120,7 +120,8 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
   // A new row's retention starts this much after its claim, so that a completion within it finds expires_at
-  // already far enough and leaves it unchanged (see the complete statement): 30 s (the lease) at the default 30 days.
+  // already far enough and leaves it unchanged (see the complete statement): the lease (60 s by default) at the
+  // default 30 days' retention.
   const claimRetentionMs = (leaseMs: number) => retentionMs + Math.min(leaseMs, retentionMs / 1000)
   const decideWith =
     (statements: Pick<Statements, 'claim' | 'inspect'>) =>
