@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
+import { literal } from '../../src/stores/postgres/prepared.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { uniqueTable } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
@@ -63,7 +64,8 @@ describe('PostgreSQL store on PGlite: SQL PREPARE, then EXECUTE with literals', 
         expect(await store.claim({ ...ref, owner: randomUUID(), leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
       }
       const statements = await prepared(db)
-      // Claim, the transaction's claim, inspect, complete and release, per table; nothing twice.
+      // Claim, the transaction's claim, inspect, complete and release, per table: the three stores agree on the
+      // names (a name per store would make two sets for fpx_collect).
       expect(statements.filter((text) => text.includes('"fpx_collect"'))).toHaveLength(5)
       expect(statements.filter((text) => text.includes('"fpx_tx"'))).toHaveLength(5)
 
@@ -85,24 +87,41 @@ describe('PostgreSQL store on PGlite: SQL PREPARE, then EXECUTE with literals', 
     }
   })
 
-  it('writes values with quotes and backslashes as they are, whatever standard_conforming_strings says', async () => {
+  it('writes values with quotes, backslashes and dollar signs as they are, whatever standard_conforming_strings says', async () => {
     const db = await PGlite.create()
     try {
       const store = postgresStore({ client: db })
-      for (const conforming of ['on', 'off']) {
-        await db.query(`SET standard_conforming_strings = ${conforming}`)
-        const exchangeNumber = `EX'); DROP TABLE fpx_collect; --\\' ${conforming}`
-        const ref = { ...lease(exchangeNumber), owner: `o\\'wn''er\\` }
-        expect((await store.claim({ ...ref, leaseMs: 30_000 })).outcome).toBe('claimed')
-        const { rows } = await db.query<{ exchange_number: string; lease_owner: string }>(
-          'SELECT exchange_number, lease_owner FROM fpx_collect WHERE exchange_number = $1',
-          [exchangeNumber],
-        )
-        expect(rows).toEqual([{ exchange_number: exchangeNumber, lease_owner: ref.owner }])
-        expect(await store.complete(ref)).toBe(true)
-      }
+      const values = [`EX'); DROP TABLE fpx_collect; --\\'`, '$fpx$); DROP TABLE fpx_collect; --', '$fpx', '$', 'tail $fpx$$fpxx']
+      for (const conforming of ['on', 'off'])
+        for (const [index, value] of values.entries()) {
+          await db.query(`SET standard_conforming_strings = ${conforming}`)
+          const exchangeNumber = `${value} ${conforming}`
+          const ref = { ...lease(exchangeNumber), owner: `o\\'wn''er\\ ${values[values.length - 1 - index]}` }
+          expect((await store.claim({ ...ref, leaseMs: 30_000 })).outcome).toBe('claimed')
+          const { rows } = await db.query<{ exchange_number: string; lease_owner: string }>(
+            'SELECT exchange_number, lease_owner FROM fpx_collect WHERE exchange_number = $1',
+            [exchangeNumber],
+          )
+          expect(rows).toEqual([{ exchange_number: exchangeNumber, lease_owner: ref.owner }])
+          expect(await store.complete(ref)).toBe(true)
+        }
     } finally {
       await db.close()
     }
+  })
+
+  it('writes a literal no value can end early', () => {
+    for (const value of ['', '$', '$fpx', '$fpx$', 'a$fpx$b$fpxx$', "it's \\"]) {
+      const written = literal(value)!
+      const tag = /^\$[a-z]*\$/.exec(written)![0]
+      expect(written.endsWith(tag)).toBe(true)
+      // Where PostgreSQL ends the string: the first closing tag after the opening one.
+      expect(written.indexOf(tag, tag.length)).toBe(written.length - tag.length)
+      expect(written.slice(tag.length, -tag.length)).toBe(value)
+    }
+    expect(literal(-1.5)).toBe('-1.5')
+    expect(literal(null)).toBe('NULL')
+    expect(literal(Number.NaN)).toBeUndefined()
+    expect(literal({})).toBeUndefined()
   })
 })

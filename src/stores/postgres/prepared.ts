@@ -35,8 +35,16 @@ export interface Prepared {
 const namesOf = (texts: readonly string[]) =>
   new Map(texts.map((text) => [text, `fpx_collect_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`]))
 
+/**
+ * PGlite itself, not just anything with transaction() (a pooled wrapper could PREPARE on one connection and
+ * EXECUTE on another): execProtocol is its own.
+ */
+function isPGliteItself(client: unknown): client is PGliteLike {
+  return isPGlite(client) && typeof (client as { execProtocol?: unknown }).execProtocol === 'function'
+}
+
 export function preparedStatements(client: unknown, texts: readonly string[]): Prepared {
-  if (isPGlite(client)) return sqlPrepared(client, namesOf(texts))
+  if (isPGliteItself(client)) return sqlPrepared(client, namesOf(texts))
   if (!isPg(client)) return { wrap: (target) => target, begin: (begin) => begin }
   const names = namesOf(texts)
   const send = (target: PostgresQueryable, text: string, params: unknown[] = []) => {
@@ -57,15 +65,18 @@ export function preparedStatements(client: unknown, texts: readonly string[]): P
 
 /**
  * A value as an SQL literal, or undefined for one this does not write (the text is sent with it as a parameter
- * instead). Strings are escape strings (E'…', backslash and quote doubled), read the same whatever
- * standard_conforming_strings is set to; the statements cast every parameter, so an untyped literal takes the
- * parameter's type as a bound value would.
+ * instead). Strings are dollar-quoted with a tag the value cannot end early: nothing inside is an escape, so no
+ * setting (standard_conforming_strings, backslash_quote, a client encoding) changes how it reads. The statements
+ * cast every parameter, so an untyped literal takes the parameter's type as a bound value would.
  */
-function literal(value: unknown): string | undefined {
+export function literal(value: unknown): string | undefined {
   if (value === null) return 'NULL'
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : undefined
-  if (typeof value === 'string') return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`
-  return undefined
+  if (typeof value !== 'string') return undefined
+  let tag = '$fpx$'
+  // The first closing tag after the value must be ours: not one inside it, nor one its last characters begin.
+  while (`${value}${tag}`.indexOf(tag) !== value.length) tag = `${tag.slice(0, -1)}x$`
+  return `${tag}${value}${tag}`
 }
 
 /** The statements each PGlite instance has prepared: one session, shared by every store on it. */
