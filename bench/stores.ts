@@ -16,7 +16,7 @@
  * time (latency) and with BENCH_CONCURRENCY in flight (throughput), after an untimed warm-up in the same mode.
  *
  * Environment: BENCH_OPS (measured operations per scenario and round, default 200), BENCH_WARMUP (default 100,
- * first round only), BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 5; scenarios take turns, the best
+ * first round only), BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 7; scenarios take turns, the best
  * round of each is reported), BENCH_VERBOSE (print every round),
  * BENCH_ONLY (comma-separated: memory, ioredis, node-redis, postgres, pglite), REDIS_URL, DATABASE_URL. An unreachable service is skipped with a warning, or fails the run when CI is set.
  */
@@ -43,7 +43,7 @@ const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/s
 const OPS = envInteger('BENCH_OPS', 200, 1)
 const WARMUP = envInteger('BENCH_WARMUP', 100, 0)
 const CONCURRENCY = envInteger('BENCH_CONCURRENCY', 16, 1)
-const ROUNDS = envInteger('BENCH_ROUNDS', 5, 1)
+const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
 const MODES: Mode[] = [
   { label: 'sequential', concurrency: 1 },
