@@ -4,6 +4,9 @@ import { toPlain } from './values.js'
 /** Where a payment stands. `pending` is a B2B1 payment awaiting corporate approval (fpx_debit_auth_code 99). */
 export type PaymentState = 'pending' | 'succeeded' | 'failed'
 
+/** Success outranks failure outranks pending: the order a payment's states move in, never back. */
+export const STATE_RANK: Readonly<Record<PaymentState, number>> = { pending: 0, failed: 1, succeeded: 2 }
+
 export const PENDING_APPROVAL_CODE = '99'
 
 /** pending when the bank reports 99; otherwise payment_status decides. */

@@ -14,8 +14,6 @@ export type InboxSource = 'callback' | 'redirect' | 'reconcile'
 export type InboxStatus = 'pending' | 'dead'
 
 export const INBOX_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
-/** Ranks as in src/stores/store.ts. */
-export const STATE_RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
 
 /** A verified result as written to the inbox: every field as received, and the rendering its checksum matched. */
 export interface InboxEntry {

@@ -1,4 +1,4 @@
-import type { PaymentState } from '../core/payment.js'
+import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import type { InboxQueue } from '../inbox/queue.js'
 import type { TimelineEntry, TimelineQuery } from './timeline.js'
 
@@ -54,12 +54,10 @@ export type Claim<TTransaction = undefined> =
    */
   | { readonly outcome: 'busy'; readonly retryAfterMs: number; readonly settled?: Promise<void> }
 
-const RANK: Record<PaymentState, number> = { pending: 0, failed: 1, succeeded: 2 }
-
 /** The state a record stands at, given the states handled so far: success outranks failure outranks pending. */
 export function currentState(handled: Iterable<PaymentState>): PaymentState | null {
   let current: PaymentState | null = null
-  for (const state of handled) if (current === null || RANK[state] > RANK[current]) current = state
+  for (const state of handled) if (current === null || STATE_RANK[state] > STATE_RANK[current]) current = state
   return current
 }
 

@@ -3,7 +3,7 @@
  * lease on the database clock. See inbox-sql.ts for the table.
  */
 import type { Rendering } from '../../core/message.js'
-import type { PaymentState } from '../../core/payment.js'
+import { type PaymentState, STATE_RANK } from '../../core/payment.js'
 import {
   type InboxEntry,
   type InboxItem,
@@ -11,7 +11,6 @@ import {
   type InboxSource,
   type InboxStatus,
   parseFields,
-  STATE_RANK,
   type TakenEntry,
 } from '../../inbox/queue.js'
 import { type InboxTable, inboxStatements } from './inbox-sql.js'
