@@ -8,6 +8,7 @@
  * Other queryables get the text as before.
  */
 import { createHash } from 'node:crypto'
+import { codeOf } from './claims.js'
 import type { Begin, PGliteLike, PostgresQueryable } from './transactions.js'
 import { isPGlite, isPool } from './transactions.js'
 
@@ -15,8 +16,6 @@ type ConfigQuery = (config: { name: string; text: string; values: unknown[] }) =
 
 const DUPLICATE_PREPARED_STATEMENT = '42P05'
 const UNKNOWN_PREPARED_STATEMENT = '26000'
-
-const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code
 
 /** A pg Pool, or a pg Client (its escapeIdentifier sets it apart from other things with query()). */
 function isPg(client: unknown): boolean {
