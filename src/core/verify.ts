@@ -3,7 +3,7 @@ import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { ReceiverError } from './errors.js'
-import { type Logger, silentLogger } from './logger.js'
+import { type Logger, safeLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
@@ -99,7 +99,7 @@ export class Verifier {
     this.lookup = tokenLookup(options)
     this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-    this.logger = options.logger ?? silentLogger
+    this.logger = safeLogger(options.logger)
     if (!(Number.isInteger(this.maxBodyBytes) && this.maxBodyBytes > 0))
       throw new TypeError('maxBodyBytes must be a positive integer')
   }

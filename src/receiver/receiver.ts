@@ -137,7 +137,7 @@ async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
 
 export function createReceiver<TTransaction = undefined>(options: ReceiverOptions<TTransaction>): Receiver<TTransaction> {
   const logger = safeLogger(options.logger)
-  const verifier = new Verifier({ ...options, logger })
+  const verifier = new Verifier(options)
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
   const busyWaitMs = options.busyWaitMs ?? 2000
@@ -168,8 +168,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
    */
   async function dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
-    const inProcess = localClaims(store)
     try {
+      // Inside the try: it reads the merchant's store, whose getters may throw.
+      const inProcess = localClaims(store)
       // One object serves as the claim request and as the lease reference for complete/release.
       const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
       const now = Date.now()

@@ -7,6 +7,7 @@ import {
   type PaymentEvent,
   type RawDelivery,
   type ReceiverOptions,
+  verifyDelivery,
 } from '../../src/index.js'
 import { byteCompare, rejectionOf } from './oracle.js'
 
@@ -455,6 +456,16 @@ describe('nested params renderings', () => {
     expect(debug).toHaveLength(1)
     expect(debug[0]!.details).toMatchObject({ rendering })
     expect(debug[0]!.message).toContain(rendering)
+  })
+
+  it('verifies with verifyDelivery() when the logger throws on that debug line', async () => {
+    const broken = () => {
+      throw new Error('log sink down')
+    }
+    const logger = { debug: broken, info: broken, warn: broken, error: broken }
+    const [rendering, text] = cases[0]
+    const verified = await verifyDelivery({ body: form(hmac(text)), contentType: FORM }, { checksumToken: TOKEN, logger })
+    expect(verified.rendering).toBe(rendering)
   })
 
   it.each(cases)('dispatches a %s-signed form with event.rendering set', async (rendering, text) => {
