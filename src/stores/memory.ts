@@ -79,6 +79,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const retentionMs = options.retentionMs ?? 30 * DAY_MS
   const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES
   if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
+  // NaN (Number() of an unset variable) would make every record read as nothing handled: no duplicate ever caught.
+  if (!(typeof retentionMs === 'number' && retentionMs > 0)) throw new TypeError('retentionMs must be a positive number of milliseconds')
   const clock = new RecordClock(retentionMs)
   // Each payment's record, or its lease while a claim is in flight (in the same entry: a small map of leases beside
   // it churned its table on every delivery). Re-inserted when a payment is touched again, so the records run from

@@ -26,6 +26,13 @@ describe('memoryStore maxEntries', () => {
     for (const maxEntries of [0, -1, 1.5, Number.NaN]) expect(() => memoryStore({ maxEntries })).toThrow(/maxEntries must be a positive integer/)
   })
 
+  it('refuses a retention that is not a positive number, and takes an infinite one', async () => {
+    for (const retentionMs of [0, -1, Number.NaN]) expect(() => memoryStore({ retentionMs })).toThrow(/retentionMs must be a positive number/)
+    const store = memoryStore({ retentionMs: Number.POSITIVE_INFINITY })
+    await handle(store, 'EX1')
+    expect(await remembers(store, 'EX1')).toBe(true)
+  })
+
   it('forgets the payment completed longest ago first, and keeps the newest up to the cap', async () => {
     const store = memoryStore({ maxEntries: 3 })
     for (const ex of ['EX1', 'EX2', 'EX3']) await handle(store, ex)
