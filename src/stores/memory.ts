@@ -21,6 +21,7 @@ interface Lease {
   readonly owner: string
   readonly state: PaymentState
   readonly expiresAt: number
+  readonly claimedAt: number
   /** The payment's record when it was claimed (the states handled so far), if it had a live one. */
   readonly previous: number | undefined
   /** Whether the payment's key was in the map before the claim: then its completion moves it to the end. */
@@ -59,6 +60,10 @@ class RecordClock {
 
   record(handled: number, now: number): number {
     return Math.floor((now - this.origin) / this.tickMs) * 8 + handled
+  }
+
+  sameTick(a: number, b: number): boolean {
+    return Math.floor((a - this.origin) / this.tickMs) === Math.floor((b - this.origin) / this.tickMs)
   }
 
   /** Past retention: touched at least retentionMs ago, counting the whole tick it was touched in. */
@@ -145,7 +150,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
       lease?.settle?.()
-      entries.set(key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, previous: record, existed: found !== undefined })
+      entries.set(key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, claimedAt: now, previous: record, existed: found !== undefined })
       return { outcome: 'claimed', previousState: current }
     },
 
@@ -155,10 +160,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const key = ref.exchangeNumber
       const now = Date.now()
       const record = clock.record((lease.previous === undefined ? 0 : handledOf(lease.previous)) | STATE_BIT[lease.state], now)
-      // A payment seen before moves to the end. A new payment's entry was appended at its claim, moments ago, and
-      // is replaced where it is (so records can sit out of order by up to a handler's run, which at worst delays
-      // a sweep); only now does it count against the cap, so a released claim pushes nobody out.
-      if (lease.existed) {
+      // A payment seen before moves to the end, and so does a new one whose handlers ran past the tick it was
+      // claimed in: the cap forgets from the front, and must not take a payment completed just now before ones
+      // completed while its handlers ran. A new payment claimed within the tick is replaced where its claim
+      // appended it (no delete and re-insert for nearly every delivery). Only now does it count against the cap,
+      // so a released claim pushes nobody out.
+      if (lease.existed || !clock.sameTick(lease.claimedAt, now)) {
         entries.delete(key)
         if (entries.size >= maxEntries) makeRoom(now, key, maxEntries - 1)
       } else if (entries.size > maxEntries) makeRoom(now, key, maxEntries)

@@ -53,6 +53,20 @@ describe('memoryStore maxEntries', () => {
     expect(await remembers(store, 'EX3')).toBe(true)
   })
 
+  it('counts a new payment as touched when its handlers finish, not when they started, past one tick', async () => {
+    // 1 s of retention: a tick is 1 ms.
+    const store = memoryStore({ maxEntries: 3, retentionMs: 1000 })
+    expect((await store.claim({ ...ref('EX-slow'), leaseMs: LEASE_MS })).outcome).toBe('claimed')
+    await handle(store, 'EX1')
+    await handle(store, 'EX2')
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    expect(await store.complete(ref('EX-slow'))).toBe(true)
+    await handle(store, 'EX3')
+    // EX1, completed before EX-slow, made way for EX3.
+    expect(await remembers(store, 'EX-slow')).toBe(true)
+    expect(await remembers(store, 'EX1')).toBe(false)
+  })
+
   it('never forgets a claim in flight: its owner still completes it, and a duplicate meanwhile is busy', async () => {
     const store = memoryStore({ maxEntries: 2 })
     expect((await store.claim({ ...ref('EX-held'), leaseMs: LEASE_MS })).outcome).toBe('claimed')
