@@ -1,4 +1,4 @@
-import type { PaymentState } from '../core/payment.js'
+import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import { acceptTraces } from './delivery-trace.js'
 import { type LocalClaims, offerLocalClaims } from './local-claims.js'
 import { MemoryTimeline } from './memory-timeline.js'
@@ -31,11 +31,13 @@ interface Lease {
   settle?: () => void
 }
 
-const STATE_BIT: Record<PaymentState, number> = { pending: 1, failed: 2, succeeded: 4 }
+/** A state's bit in a record: its rank's, so the highest bit set is the state a payment stands at. */
+const STATE_BIT = { pending: 1 << STATE_RANK.pending, failed: 1 << STATE_RANK.failed, succeeded: 1 << STATE_RANK.succeeded }
+const BY_RANK: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 
-/** The latest state handled, by rank (success outranks failure outranks pending), as currentState() in store.ts. */
+/** The latest state handled, by rank, as currentState() in store.ts. */
 function currentOf(handled: number): PaymentState | null {
-  return handled & 4 ? 'succeeded' : handled & 2 ? 'failed' : handled & 1 ? 'pending' : null
+  return handled === 0 ? null : (BY_RANK[31 - Math.clz32(handled)] as PaymentState)
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
@@ -137,13 +139,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       const key = request.exchangeNumber
       const found = entries.get(key)
       const lease = typeof found === 'object' ? found : undefined
-      if (lease !== undefined && lease.expiresAt > now && lease.owner !== request.owner) {
+      const live = lease !== undefined && lease.expiresAt > now
+      if (live && lease.owner !== request.owner) {
         lease.settled ??= new Promise<void>((resolve) => (lease.settle = resolve))
         return { outcome: 'busy', retryAfterMs: lease.expiresAt - now, settled: lease.settled }
       }
       let record = typeof found === 'object' ? found.previous : found
       // Past retention: forgotten, as if never seen, unless a live lease (its own owner's, claiming again) holds it.
-      if (record !== undefined && !(lease !== undefined && lease.expiresAt > now) && clock.expired(record, now)) record = undefined
+      if (record !== undefined && !live && clock.expired(record, now)) record = undefined
       const handled = record === undefined ? 0 : handledOf(record)
       const current = currentOf(handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
