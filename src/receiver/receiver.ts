@@ -202,9 +202,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         const remaining = waitUntil - Date.now()
         // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
         // when they run in this process, otherwise let the sender retry.
-        const local = inFlight.get(exchangeNumber)
-        if (local !== undefined) local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
-        const settled = claim.settled ?? local?.waiting
+        // A store that tells when its lease settles (the memory store does) needs no waiting of ours.
+        let settled = claim.settled
+        if (settled === undefined) {
+          const local = inFlight.get(exchangeNumber)
+          if (local !== undefined) settled = local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
+        }
         if (settled !== undefined && remaining > 0) {
           await waitFor(settled, remaining)
           continue
