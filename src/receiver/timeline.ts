@@ -68,13 +68,17 @@ export class TimelineRecorder {
    */
   recordDelivery(delivery: DeliveryRecord): void {
     if (!this.enabled) return
-    if (delivery.verified === undefined) this.enqueue(delivery)
-    else this.enqueue(deliveryTrace(delivery, this.tag, this.maxBodyBytes) as DeliveryTrace)
+    // No trace is built for a queue that will drop it: a store that stopped answering costs the answers nothing more.
+    this.enqueue(this.full() || delivery.verified === undefined ? delivery : (deliveryTrace(delivery, this.tag, this.maxBodyBytes) as DeliveryTrace))
+  }
+
+  /** Past the bound (a store that stopped answering), the newest are dropped: cheaper than shifting the oldest. */
+  private full(): boolean {
+    return this.queue.length + this.pending >= MAX_QUEUED
   }
 
   private enqueue(item: TimelineEntry | DeliveryTrace | DeliveryRecord): void {
-    // Past the bound (a store that stopped answering), the newest are dropped: cheaper than shifting the oldest.
-    if (this.queue.length + this.pending >= MAX_QUEUED) this.dropped++
+    if (this.full()) this.dropped++
     else this.queue.push(item)
     if (this.queue.length >= BATCH) void this.flush()
     else if (!this.scheduled) {
