@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { ReceiverError } from './errors.js'
 import type { ReceivedFields } from './received-fields.js'
+import { HEX_VALUE } from './hex.js'
 
 const PLUS = 43
 const PERCENT = 37
@@ -24,13 +25,6 @@ function decodeComponent(raw: string, what: () => string): string {
  * why its only reader (the HMAC) consumes it at once.
  */
 let signing = Buffer.allocUnsafeSlow(8192)
-
-/** Value of a hexadecimal digit by character code, -1 for anything else. */
-const HEX_VALUE = new Int8Array(256).fill(-1)
-for (let digit = 0; digit < 16; digit++) {
-  HEX_VALUE[digit.toString(16).charCodeAt(0)] = digit
-  HEX_VALUE[digit.toString(16).toUpperCase().charCodeAt(0)] = digit
-}
 
 /** The names a body is expected to carry (the previous message's), as one run of bytes: each name then `=`. */
 export interface ExpectedNames {

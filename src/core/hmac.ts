@@ -1,4 +1,5 @@
 import { createHmac, hash } from 'node:crypto'
+import { HEX_VALUE } from './hex.js'
 
 /**
  * HMAC-SHA256 (RFC 2104) as two one-shot SHA-256 calls over precomputed pads:
@@ -68,10 +69,6 @@ export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
   return hash('sha256', padded.outer, 'hex')
 }
 
-/** 1 for every character code below 128 that is not a hexadecimal digit, 0 for the digits. */
-const NOT_HEX = new Uint8Array(128).fill(1)
-for (const digit of '0123456789abcdefABCDEF') NOT_HEX[digit.charCodeAt(0)] = 0
-
 /**
  * Whether `received` (64 hexadecimal digits, either case: it must have passed CHECKSUM_PATTERN) spells the same
  * digest as `expected` (lowercase hex, from hmacSha256Hex), in constant time.
@@ -91,7 +88,8 @@ export function hexDigestsEqual(expected: string, received: string): boolean {
   let difference = 0
   for (let i = 0; i < expected.length; i++) {
     const code = received.charCodeAt(i)
-    difference |= (expected.charCodeAt(i) ^ (code | 0x20)) | (code < 128 ? (NOT_HEX[code] as number) : 1)
+    // HEX_VALUE is -1 (sign bit set) for a code that is no hex digit: `>>> 31` makes that 1, a digit's value 0.
+    difference |= (expected.charCodeAt(i) ^ (code | 0x20)) | (code < 256 ? (HEX_VALUE[code] as number) >>> 31 : 1)
   }
   return difference === 0
 }
