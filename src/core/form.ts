@@ -29,10 +29,9 @@ let signing = Buffer.allocUnsafeSlow(8192)
 /** The names a body is expected to carry (the previous message's), as one run of bytes: each name then `=`. */
 export interface ExpectedNames {
   readonly names: readonly string[]
-  readonly bytes: Uint8Array
-  /** Per name, where in `bytes` it ends: just past its `=`. */
+  /** Per name, where in the run it ends: just past its `=`. */
   readonly ends: Int32Array
-  /** `bytes` read four at a time. */
+  /** The run of bytes, read four at a time. */
   readonly view: DataView
 }
 
@@ -180,7 +179,7 @@ export class FormFields implements ReceivedFields {
       start = end + 1
     }
     this.count = count
-    return { bracketed, same: same && q === (hint as ExpectedNames).bytes.length }
+    return { bracketed, same: same && q === (hint as ExpectedNames).view.byteLength }
   }
 
   private cutNames(escapedNames: readonly string[]): string[] {

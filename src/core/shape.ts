@@ -38,7 +38,7 @@ function expectedNames(names: readonly string[]): ExpectedNames | undefined {
     ends[at] = bytes.length
   }
   const run = Uint8Array.from(bytes)
-  return { names, bytes: run, ends, view: new DataView(run.buffer) }
+  return { names, ends, view: new DataView(run.buffer) }
 }
 
 /** @param recognisable also prepare the names for a form scan to expect (only a cached shape is ever expected) */
