@@ -115,8 +115,10 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const pruneEvery = options.pruneEvery ?? 1000
 
-  // Named on pg: parsed and planned once per connection instead of on every delivery.
-  const prepared = preparedStatements(client, [sql.claim, sql.claimInTransaction, sql.inspect, sql.complete, sql.release])
+  // Parsed and planned once per session instead of on every delivery (prepared.ts); the pool transaction's own
+  // claim only where it is used (PGlite prepares every statement it is given at once).
+  const claims = options.transactional === true && !isPGlite(client) && isPool(client) ? [sql.claimInTransaction] : [sql.claim]
+  const prepared = preparedStatements(client, [...claims, sql.inspect, sql.complete, sql.release])
   const serial = prepared.wrap(oneAtATime(client))
   const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
   // A new row's retention starts this much after its claim, so that a completion within it finds expires_at
