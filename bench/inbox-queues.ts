@@ -52,6 +52,7 @@ import { bullmqClaim, pgBossClaim } from './inbox-queues-claim.js'
 import { bullmq, oursPostgres, oursRedis, pgBoss, type Setup, type System } from './inbox-queues-systems.js'
 import { signedCallbacks } from './signed-callbacks.js'
 import { envInteger } from './env.js'
+import { median } from './stats.js'
 
 const core = await fromDist<Core>('index')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
@@ -164,12 +165,6 @@ async function run(system: System, bodies: Buffer[]): Promise<Result> {
     p50: quantile(sorted, 0.5),
     p99: quantile(sorted, 0.99),
   }
-}
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
 }
 
 function table(rows: string[][]): string {

@@ -20,6 +20,7 @@ import { PerformanceObserver } from 'node:perf_hooks'
 import { type Core, fromDist } from './dist.js'
 import { CallbackPool } from './signed-callbacks.js'
 import { envInteger } from './env.js'
+import { median } from './stats.js'
 
 const OPS = envInteger('BENCH_OPS', 5000, 100)
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
@@ -156,10 +157,6 @@ await new Promise((resolve) => setTimeout(resolve, 50))
 observer.disconnect()
 if (handled !== OPS * (ROUNDS + 1) + 1) throw new Error(`expected ${OPS * (ROUNDS + 1) + 1} handler runs, saw ${handled}`)
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)] as number
-}
 // CPU time, not wall time, is what the ratios use: other processes on the machine stretch the wall clock of
 // whichever case they happen to overlap, but not this process's CPU time.
 const summary = cases.map((task) => ({

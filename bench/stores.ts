@@ -34,6 +34,7 @@ import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import { type Core, fromDist } from './dist.js'
 import { measure, type Mode, type Op, type Row, renderTable, type Stats } from './stores-measure.js'
 import { envInteger } from './env.js'
+import { median } from './stats.js'
 
 // The stores as built; the floors' raw-command helper (rawCommand) is the same few lines either way.
 const { memoryStore } = await fromDist<Core>('index')
@@ -290,12 +291,6 @@ const GROUPS: Group[] = [
     },
   },
 ]
-
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2
-}
 
 /** The round with the higher throughput, whole: its latencies come from the same round. */
 const better = (a: Stats | undefined, b: Stats) => (a === undefined || b.opsPerSec > a.opsPerSec ? b : a)

@@ -11,6 +11,7 @@ import { Bench } from 'tinybench'
 import { type Core, fromDist, type Testing } from './dist.js'
 import { FloorVerifier } from './verify-floor.js'
 import { envInteger } from './env.js'
+import { median } from './stats.js'
 
 const { createReceiver } = await fromDist<Core>('index')
 const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
@@ -75,10 +76,6 @@ for (let round = 0; round < ROUNDS; round++) {
   })
 }
 
-const median = (values: readonly number[]): number => {
-  const sorted = [...values].sort((x, y) => x - y)
-  return sorted[Math.floor(sorted.length / 2)] as number
-}
 const [a, b, c, d, e] = rounds as [number[], number[], number[], number[], number[]]
 /** The median over rounds of one task's ops/s over another's, measured minutes apart at most. */
 const ratio = (top: readonly number[], bottom: readonly number[]) => median(top.map((value, i) => value / (bottom[i] as number)))
