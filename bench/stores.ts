@@ -7,7 +7,7 @@
  *   PostgreSQL (pg Pool)         floor: a bare `INSERT INTO <scratch> VALUES ($1)` on the same pool, into a table
  *                                with a text primary key (like the store's), logged, autocommitted, as a named
  *                                prepared statement (like the store's);
- *   PGlite in memory             the same floor, on the same instance.
+ *   PGlite in memory             the same floor, on the same instance, prepared as the store prepares (SQL PREPARE).
  * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
  * INSERT then UPDATE of the same row. Ratios against it are printed last, and beside them the ratios against a
  * third floor that writes what the store must keep but checks nothing: SET NX PX then a compare-and-set script
@@ -26,6 +26,7 @@ import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { createClient } from 'redis'
 import type { PostgresQueryable } from '../src/stores/postgres/store.js'
+import { preparedStatements } from '../src/stores/postgres/prepared.js'
 import { schemaStatements, tableName } from '../src/stores/postgres/sql.js'
 import { luaScript, type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
 import type { ReceiverStore } from '../src/stores/store.js'
@@ -186,25 +187,28 @@ VALUES ($1::text, $2::text, 'succeeded', now() + interval '30 seconds', now() + 
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
   const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
   const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
-  // On pg the floors use named prepared statements, as the store does (src/stores/postgres/prepared.ts): the
-  // least a round trip costs on that client. PGlite has no named statements; both send text there.
-  const run =
-    client instanceof pg.Pool
-      ? (name: string, text: string, values: unknown[]) => client.query({ name: `fpx_bench_${name}`, text, values })
-      : (_name: string, text: string, values: unknown[]) => db.query(text, values)
+  // The floors' statements are prepared as the store prepares its own (src/stores/postgres/prepared.ts): named on
+  // pg, SQL PREPARE on PGlite. A floor is the least a round trip costs on that client, parsing and planning
+  // included; on PGlite an unprepared floor paid both every time while the store did not.
+  const prepared = preparedStatements(client, [insert, insert2, update2, insertShaped, updateShaped])
+  const floorDb = prepared.wrap(db)
+  // PGlite prepares on a statement's first use, outside any transaction: here, so that the transaction floor's
+  // statements, sent inside one, find them prepared (a PREPARE there would wait for the transaction it is in).
+  await floorDb.query(insert, [`${RUN_ID}-prepare`])
+  const run = (text: string, values: unknown[]) => floorDb.query(text, values)
   return {
     floorName: 'INSERT',
-    floor: async (n) => void (await run('insert', insert, [exchange(n)])),
+    floor: async (n) => void (await run(insert, [exchange(n)])),
     floor2Name: 'INSERT; UPDATE',
     floor2: async (n) => {
-      await run('insert2', insert2, [exchange(n)])
-      await run('update2', update2, [exchange(n)])
+      await run(insert2, [exchange(n)])
+      await run(update2, [exchange(n)])
     },
     shapeFloor: {
       name: "INSERT; UPDATE of the store's row",
       op: async (n) => {
-        await run('insert_shaped', insertShaped, [exchange(n), `${OWNER_PREFIX}${n}`])
-        await run('update_shaped', updateShaped, [exchange(n)])
+        await run(insertShaped, [exchange(n), `${OWNER_PREFIX}${n}`])
+        await run(updateShaped, [exchange(n)])
       },
     },
     stores: [
@@ -219,17 +223,19 @@ VALUES ($1::text, $2::text, 'succeeded', now() + interval '30 seconds', now() + 
               ? async (n) => {
                   // As the store holds one: a connection of its own for the whole transaction.
                   const connection = await client.connect()
+                  const tx = prepared.wrap(connection)
                   try {
                     await connection.query('BEGIN')
-                    await connection.query({ name: 'fpx_bench_insert2', text: insert2, values: [exchange(n)] })
-                    await connection.query({ name: 'fpx_bench_update2', text: update2, values: [exchange(n)] })
+                    await tx.query(insert2, [exchange(n)])
+                    await tx.query(update2, [exchange(n)])
                     await connection.query('COMMIT')
                   } finally {
                     connection.release()
                   }
                 }
               : async (n) =>
-                  void (await client.transaction(async (tx) => {
+                  void (await client.transaction(async (open) => {
+                    const tx = prepared.wrap(open)
                     await tx.query(insert2, [exchange(n)])
                     await tx.query(update2, [exchange(n)])
                   })),
@@ -391,18 +397,22 @@ async function main(): Promise<void> {
   )
   // Ratios last: store time per delivery over the two-round-trip floor's (claim then complete cannot take fewer).
   console.log(`\nclaim + complete time / two-round-trip floor time, median of ${ROUNDS} paired round(s) (goal <= 1.2; PGlite <= 2):`)
+  const goalOf = (row: (typeof rows)[0]) => (row.store.startsWith('pglite') ? 2 : 1.2)
+  const verdict = (ratio: number, goal: number) => `(goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`
   for (const row of rows) {
     if (row.floor2Ratio === undefined) continue
     const ratio = row.floor2Ratio
-    const goal = row.store.startsWith('pglite') ? 2 : 1.2
-    console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  (goal <= ${goal}: ${ratio <= goal ? 'met' : 'NOT met'})`)
+    // Issue 12: a transactional store is held to its own statement floor (below), which has its BEGIN and COMMIT.
+    const judged = row.txFloorRatio === undefined ? verdict(ratio, goalOf(row)) : '(judged against its own floor below)'
+    console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${ratio.toFixed(2)}x  ${judged}`)
   }
   console.log('\nclaim + complete time / the two round trips writing what the store keeps, without its checks, median of paired rounds:')
   for (const row of rows)
     if (row.shapeFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.shapeFloorRatio.toFixed(2)}x  (${row.shapeFloorName})`)
   console.log(`\ntransactional claim + complete time / its own statement floor (${rows.find((row) => row.txFloorName)?.txFloorName ?? '-'}, same client), median of paired rounds:`)
   for (const row of rows)
-    if (row.txFloorRatio !== undefined) console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.txFloorRatio.toFixed(2)}x`)
+    if (row.txFloorRatio !== undefined)
+      console.log(`  ${`${row.store}, ${row.mode}`.padEnd(36)} ${row.txFloorRatio.toFixed(2)}x  ${verdict(row.txFloorRatio, goalOf(row))}`)
 }
 
 await main()
