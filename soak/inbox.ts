@@ -57,9 +57,10 @@ export async function drainInbox(store: StoreKind, config: SoakConfig, resources
   const pending = await queue.list({ status: 'pending', limit: 1_000_000 })
   const waiting = pending.filter((item) => item.leasedUntil === null)
   const latestDueMs = Math.max(0, ...waiting.map((item) => (item.nextAttemptAt?.getTime() ?? 0) - outageEndAt))
-  // Still leased once the attempts under way have settled: held by a worker killed during the traffic, whose lease
-  // must run out before another worker may take the entry (resume on recovery leaves leased entries alone).
-  const leased = pending.filter((item) => item.leasedUntil !== null)
+  // Still leased once the attempts under way have settled, by a lease taken before recovery: held by a worker
+  // killed during the traffic, whose lease must run out before another worker may take the entry (resume on
+  // recovery leaves leased entries alone). Leases taken since are live workers draining, and extend nothing.
+  const leased = pending.filter((item) => item.leasedUntil !== null && item.leasedUntil.getTime() - config.leaseMs < outageEndAt)
   const latestLeaseMs = Math.max(0, ...leased.map((item) => (item.leasedUntil?.getTime() ?? 0) - outageEndAt))
   let drainKill: Kill | undefined
   const start = await ledgerCount(resources)
