@@ -8,9 +8,13 @@ export function withoutPackage(name: string): string {
   return `${pathToFileURL(fileURLToPath(new URL('without-package.mjs', import.meta.url))).href}?package=${encodeURIComponent(name)}`
 }
 
-/** Runs an ES module script from the repository root with tsx and extra --import hooks; its output and exit code. */
-export async function runScript(script: string, hooks: readonly string[]): Promise<{ code: unknown; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', ...hooks.map((hook) => `--import=${hook}`), '--input-type=module', '-e', script], { cwd: ROOT })
+/**
+ * Runs an ES module script from the repository root with tsx, extra --import hooks and Node flags (`--expose-gc`);
+ * its output and exit code.
+ */
+export async function runScript(script: string, hooks: readonly string[], flags: readonly string[] = []): Promise<{ code: unknown; output: string }> {
+  const args = [...flags, '--import', 'tsx', ...hooks.map((hook) => `--import=${hook}`), '--input-type=module', '-e', script]
+  const child = spawn(process.execPath, args, { cwd: ROOT })
   let output = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk))

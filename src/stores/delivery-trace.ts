@@ -1,3 +1,4 @@
+import { detached } from '../core/detached.js'
 import type { PaymentState } from '../core/payment.js'
 import { offerOwnPath, ownPath } from './own-path.js'
 import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js'
@@ -11,12 +12,14 @@ import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js
  * later two times are offsets from the first, small integers where a timestamp is a boxed number of its own.
  */
 export class DeliveryTrace {
+  readonly exchangeNumber: string | null
+  readonly orderNumber: string | null
   private readonly verifiedAfter: number
   private readonly answeredAfter: number
 
   constructor(
-    readonly exchangeNumber: string | null,
-    readonly orderNumber: string | null,
+    exchangeNumber: string | null,
+    orderNumber: string | null,
     readonly state: PaymentState | null,
     readonly source: TimelineSource,
     private readonly attemptTag: string,
@@ -30,6 +33,9 @@ export class DeliveryTrace {
     readonly status: number,
     readonly message: string | null,
   ) {
+    // Kept for the retention: detached from the body they were read from, which they would keep alive.
+    this.exchangeNumber = exchangeNumber === null ? null : detached(exchangeNumber)
+    this.orderNumber = orderNumber === null ? null : detached(orderNumber)
     // A refused delivery has no verification time: 0, not an offset from the epoch that would need boxing.
     this.verifiedAfter = verified ? verifiedAt - receivedAt : 0
     this.answeredAfter = answeredAt - receivedAt

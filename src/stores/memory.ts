@@ -1,3 +1,4 @@
+import { detached } from '../core/detached.js'
 import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import { acceptTraces } from './delivery-trace.js'
 import { type LocalClaims, offerLocalClaims } from './local-claims.js'
@@ -153,7 +154,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
       lease?.settle?.()
-      entries.set(key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, claimedAt: now, previous: record, existed: found !== undefined })
+      // A new key is kept for the retention: detached, or it keeps its delivery's whole body alive (core/detached.ts).
+      entries.set(found === undefined ? detached(key) : key, { owner: request.owner, state: request.state, expiresAt: now + request.leaseMs, claimedAt: now, previous: record, existed: found !== undefined })
       return { outcome: 'claimed', previousState: current }
     },
 
@@ -171,8 +173,11 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (lease.existed || !clock.sameTick(lease.claimedAt, now)) {
         entries.delete(key)
         if (entries.size >= maxEntries) makeRoom(now, key, maxEntries - 1)
-      } else if (entries.size > maxEntries) makeRoom(now, key, maxEntries)
-      entries.set(key, record)
+        entries.set(detached(key), record)
+      } else {
+        if (entries.size > maxEntries) makeRoom(now, key, maxEntries)
+        entries.set(key, record)
+      }
       lease.settle?.()
       return true
     },
@@ -188,7 +193,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       // Back to what it was: its record, touched now as a completion would (a redelivery is coming, and its states
       // must not be forgotten meanwhile), or nothing (a released claim of a new payment takes no slot).
       entries.delete(ref.exchangeNumber)
-      if (lease.previous !== undefined) entries.set(ref.exchangeNumber, clock.record(handledOf(lease.previous), Date.now()))
+      if (lease.previous !== undefined) entries.set(detached(ref.exchangeNumber), clock.record(handledOf(lease.previous), Date.now()))
       lease.settle?.()
       return true
     },
