@@ -78,6 +78,9 @@ let redeliveryCursor = 0
 let verifyCursor = 0
 let floorCursor = 0
 const seen = new Map<string, number>()
+// A key kept for the run must be a string of its own: a slice of 13 or more characters is a view that keeps the
+// delivery's whole body text alive (src/core/detached.ts), which would make the floor keep 1.2 KB per payment.
+const copied = (text: string) => String.fromCharCode.apply(null, Array.from(text, (c) => c.charCodeAt(0)))
 const cases: Case[] = [
   {
     name: 'verify() one sample',
@@ -101,7 +104,7 @@ const cases: Case[] = [
       for (let i = 0; i < OPS; i++) {
         const verified = await receiver.verify({ body: freshToFloor.body(floorCursor++), contentType })
         if (seen.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
-        seen.set(verified.exchangeNumber, 4)
+        seen.set(copied(verified.exchangeNumber), 4)
       }
     },
     rounds: [],
