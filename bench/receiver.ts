@@ -2,7 +2,8 @@
  * npm run bench:receiver — what a whole delivery costs next to its verification, on the built package, in one
  * run: `receiver.verify()`, `receiver.handle()` of a new delivery (claim, handlers, complete, answer), of a
  * duplicate of one sample (claim answers duplicate) and of a duplicate of a payment handled a round earlier,
- * memory store, a no-op handler; and a floor, verify() plus one Map insert.
+ * memory store, a no-op handler; and two floors: verify() plus one Map insert, and that plus the least a per-order
+ * timeline keeps (one record under both numbers).
  *
  * Every "new" delivery is a callback with an exchange_number never seen before, signed before the clock starts.
  * Tens of thousands of signed bodies do not fit in the CPU's caches, so each new delivery reads its body cold from
@@ -36,6 +37,7 @@ const fresh = new CallbackPool(OPS * (ROUNDS + 1) + 1, checksumToken)
 // As many again for verify() on fresh callbacks: different bytes from the new deliveries', equally cold.
 const freshToVerify = new CallbackPool(OPS * (ROUNDS + 1), checksumToken)
 const freshToFloor = new CallbackPool(OPS * (ROUNDS + 1), checksumToken)
+const freshToTimelineFloor = new CallbackPool(OPS * (ROUNDS + 1), checksumToken)
 const signingSeconds = (performance.now() - started) / 1000
 
 let handled = 0
@@ -81,6 +83,17 @@ const seen = new Map<string, number>()
 // A key kept for the run must be a string of its own: a slice of 13 or more characters is a view that keeps the
 // delivery's whole body text alive (src/core/detached.ts), which would make the floor keep 1.2 KB per payment.
 const copied = (text: string) => String.fromCharCode.apply(null, Array.from(text, (c) => c.charCodeAt(0)))
+let timelineFloorCursor = 0
+/** What the least per-order timeline keeps of a delivery: when it was answered, with what. */
+class Kept {
+  constructor(
+    readonly answeredAt: number,
+    readonly state: string,
+    readonly outcome: string,
+  ) {}
+}
+const keptByExchange = new Map<string, Kept>()
+const keptByOrder = new Map<string, Kept>()
 const cases: Case[] = [
   {
     name: 'verify() one sample',
@@ -105,6 +118,21 @@ const cases: Case[] = [
         const verified = await receiver.verify({ body: freshToFloor.body(floorCursor++), contentType })
         if (seen.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
         seen.set(copied(verified.exchangeNumber), 4)
+      }
+    },
+    rounds: [],
+  },
+  {
+    // The same with the least a timeline readable by order_number and by exchange_number adds: one small record
+    // per delivery kept under both numbers, the exchange_number's map doubling as the once-per-payment check.
+    name: 'verify() fresh + Map insert + timeline floor',
+    async run() {
+      for (let i = 0; i < OPS; i++) {
+        const verified = await receiver.verify({ body: freshToTimelineFloor.body(timelineFloorCursor++), contentType })
+        if (keptByExchange.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
+        const kept = new Kept(Date.now(), verified.state, 'processed')
+        keptByExchange.set(copied(verified.exchangeNumber), kept)
+        keptByOrder.set(copied(verified.orderNumber), kept)
       }
     },
     rounds: [],
@@ -171,7 +199,7 @@ const summary = cases.map((task) => ({
 
 console.log(
   `node ${process.version}; dist/ build; memory store; ${observed ? 'timeline and telemetry on (defaults)' : 'timeline and telemetry off (BENCH_OBSERVE=0)'}; ${OPS} ops per case per round, median of ${ROUNDS} rounds ` +
-    `(after one warm-up round); ${fresh.length + freshToVerify.length + freshToFloor.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
+    `(after one warm-up round); ${fresh.length + freshToVerify.length + freshToFloor.length + freshToTimelineFloor.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
 )
 console.table(
   summary.map((row) => ({
@@ -183,7 +211,7 @@ console.table(
   })),
 )
 type Row = (typeof summary)[0]
-const [verify, verifyFresh, floor, redelivery, fresher, duplicate] = summary as [Row, Row, Row, Row, Row, Row]
+const [verify, verifyFresh, floor, timelineFloor, redelivery, fresher, duplicate] = summary as [Row, Row, Row, Row, Row, Row, Row]
 const verdict = (ratio: number, goal: number) => `(goal <= ${goal.toFixed(2)}: ${ratio <= goal ? 'met' : 'NOT met'})`
 const newRatio = fresher.micros / verifyFresh.micros
 const duplicateRatio = duplicate.micros / verify.micros
@@ -196,4 +224,8 @@ console.log(`handle(new)/verify(fresh)            = ${newRatio.toFixed(2)} time 
 console.log(`handle(duplicate)/verify(one sample) = ${duplicateRatio.toFixed(2)} time per op ${verdict(duplicateRatio, 1.15)}`)
 console.log(`handle(duplicate, earlier payment)/verify(fresh) = ${redeliveryRatio.toFixed(2)} time per op ${verdict(redeliveryRatio, 1.15)}`)
 console.log(`(handle(new)/(verify(fresh) + Map insert) = ${(fresher.micros / floor.micros).toFixed(2)}: the receiver's own share, beyond the floor of ${(floor.micros / verifyFresh.micros).toFixed(2)}× verify)`)
+console.log(
+  `(handle(new)/(verify(fresh) + Map insert + timeline floor) = ${(fresher.micros / timelineFloor.micros).toFixed(2)}, that floor ${(timelineFloor.micros / verifyFresh.micros).toFixed(2)}× verify` +
+    `${observed ? ': what the defaults add beyond the least a per-order timeline costs)' : '; the timeline is off in this run)'}`,
+)
 console.log(`(handle(new)/verify(one sample)      = ${(fresher.micros / verify.micros).toFixed(2)}: new deliveries' cold bodies against a hot one)`)
