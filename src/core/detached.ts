@@ -17,6 +17,7 @@ const PER_CALL = 4096
 export function detached(text: string): string {
   if (text.length < VIEWS_FROM) return text
   if (text.length > PER_CALL) {
+    // Joined from copies: a string of pieces, flattened where first hashed, that still keeps nothing else alive.
     let copy = ''
     for (let at = 0; at < text.length; at += PER_CALL) copy += detached(text.slice(at, at + PER_CALL))
     return copy

@@ -29,7 +29,8 @@ const SWEEP_EVERY = 256
  * The memory store's timeline: a list of entries per order_number and per exchange_number (the same objects in
  * both), forgotten `retentionMs` after their last entry, at most MAX_TIMELINE_ENTRIES each (the oldest go first),
  * and at most `maxTrails` lists of each kind (the least recently touched go first), as the store caps its records.
- * Two maps keyed by the numbers themselves, which the payment's records already hold: no key string per list.
+ * Two maps keyed by the numbers themselves, the traces' own copies of them (see DeliveryTrace): no key string made
+ * per list.
  */
 export class MemoryTimeline {
   // Re-inserted on every append, so each map runs from the oldest expiry to the newest and a sweep stops early.
