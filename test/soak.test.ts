@@ -60,7 +60,10 @@ describe.concurrent('soak: several receiver processes, one store, a SIGKILL', ()
 
 // Inbox mode: every handler down for a while from the start, then back; the driver checks that nothing is lost,
 // nothing is left in the inbox, and everything ran within one backoff period (plus a killed worker's lease).
-const INBOX = { SOAK_INBOX: '1', SOAK_OUTAGE_MS: '4000', SOAK_BACKOFF_MAX_MS: '3000', SOAK_PAYMENTS: '200' }
+// Resume on recovery makes every entry due at once, so the period bounds the drain's own length: 5 s, as two
+// workers sharing two cores with the rest of the suite took 3.0 s to run 234 results (a 3 s period failed by 1 ms
+// once the allowance stopped counting live workers' leases).
+const INBOX = { SOAK_INBOX: '1', SOAK_OUTAGE_MS: '4000', SOAK_BACKOFF_MAX_MS: '5000', SOAK_PAYMENTS: '200' }
 
 describe.concurrent('soak in inbox mode: a handler outage, then recovery', () => {
   it.skipIf(!redis)('Redis: every result processed after the outage, none left in the inbox', async () => {
