@@ -12,8 +12,8 @@ import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js
  * later two times are offsets from the first, small integers where a timestamp is a boxed number of its own.
  */
 export class DeliveryTrace {
-  readonly exchangeNumber: string | null
-  readonly orderNumber: string | null
+  exchangeNumber: string | null
+  orderNumber: string | null
   private readonly verifiedAfter: number
   private readonly answeredAfter: number
 
@@ -33,12 +33,21 @@ export class DeliveryTrace {
     readonly status: number,
     readonly message: string | null,
   ) {
-    // Kept for the retention: detached from the body they were read from, which they would keep alive.
-    this.exchangeNumber = exchangeNumber === null ? null : detached(exchangeNumber)
-    this.orderNumber = orderNumber === null ? null : detached(orderNumber)
+    this.exchangeNumber = exchangeNumber
+    this.orderNumber = orderNumber
     // A refused delivery has no verification time: 0, not an offset from the epoch that would need boxing.
     this.verifiedAfter = verified ? verifiedAt - receivedAt : 0
     this.answeredAfter = answeredAt - receivedAt
+  }
+
+  /**
+   * For a store that keeps the trace for the retention: its numbers become strings of their own, no longer views
+   * of the body they were read from, which they would keep alive (core/detached.ts). Stores that only turn traces
+   * into entries and write them out pay nothing for it.
+   */
+  keepNumbers(): void {
+    if (this.exchangeNumber !== null) this.exchangeNumber = detached(this.exchangeNumber)
+    if (this.orderNumber !== null) this.orderNumber = detached(this.orderNumber)
   }
 
   /** How many entries it stands for. */

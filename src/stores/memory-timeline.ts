@@ -29,8 +29,8 @@ const SWEEP_EVERY = 256
  * The memory store's timeline: a list of entries per order_number and per exchange_number (the same objects in
  * both), forgotten `retentionMs` after their last entry, at most MAX_TIMELINE_ENTRIES each (the oldest go first),
  * and at most `maxTrails` lists of each kind (the least recently touched go first), as the store caps its records.
- * Two maps keyed by the numbers themselves, the traces' own copies of them (see DeliveryTrace): no key string made
- * per list.
+ * Two maps keyed by the numbers themselves, the traces' own copies of them (DeliveryTrace.keepNumbers): no key
+ * string made per list.
  */
 export class MemoryTimeline {
   // Re-inserted on every append, so each map runs from the oldest expiry to the newest and a sweep stops early.
@@ -59,6 +59,11 @@ export class MemoryTimeline {
         const entry = entries[to] as Item
         if (entry.exchangeNumber !== first.exchangeNumber || entry.orderNumber !== first.orderNumber) break
         to++
+      }
+      // Every trace of the run is kept, and must not keep its delivery's body alive.
+      for (let i = from; i < to; i++) {
+        const item = entries[i] as Item
+        if (item instanceof DeliveryTrace) item.keepNumbers()
       }
       if (first.exchangeNumber !== null) this.add(this.byExchange, first.exchangeNumber, entries, from, to, now)
       if (first.orderNumber !== null) this.add(this.byOrder, first.orderNumber, entries, from, to, now)
