@@ -390,7 +390,7 @@ async function main(): Promise<void> {
   console.log(renderTable(rows))
   console.log(`\n${notes.map((note) => `  ${note}`).join('\n')}`)
   console.log(
-    '\n  Statements per delivery (floor: 1): Redis 2 (claim script, complete script); PostgreSQL 2 (claim ' +
+    '\n  Statements per delivery (floor: 1): Redis 2 (claim SET NX PX GET, complete script); PostgreSQL 2 (claim ' +
       'INSERT … ON CONFLICT, complete UPDATE); transactional on a pool 4 round trips (BEGIN + SET LOCAL ' +
       'lock_timeout, claim resetting lock_timeout in the same statement, complete, COMMIT) on a connection held ' +
       'throughout; PGlite transactional 4 (BEGIN, claim, complete, COMMIT), one session for every delivery.',

@@ -62,20 +62,19 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
     return { handled, leasesLeft: rows.filter((row) => row.leased).length }
   }
   const redis = resources.redis
-  const base = (exchangeNumber: string) => `${resources.redisPrefix}{${exchangeNumber}}`
+  const key = (exchangeNumber: string) => `${resources.redisPrefix}{${exchangeNumber}}:handled`
+  const states = ['pending', 'failed', 'succeeded'] as const
   let leasesLeft = 0
   for (let start = 0; start < exchangeNumbers.length; start += 1000) {
     const batch = exchangeNumbers.slice(start, start + 1000)
-    const pipeline = redis.pipeline()
-    for (const exchangeNumber of batch) pipeline.smembers(`${base(exchangeNumber)}:handled`).get(`${base(exchangeNumber)}:lease`)
-    const replies = (await pipeline.exec()) ?? []
+    const values = await redis.mget(...batch.map(key))
     batch.forEach((exchangeNumber, i) => {
-      const [membersError, members] = replies[2 * i] ?? []
-      const [leaseError, lease] = replies[2 * i + 1] ?? []
-      if (membersError || leaseError) throw membersError ?? leaseError
-      handled.set(exchangeNumber, members as string[])
-      // A completion leaves a short-lived 'done:' marker in the lease key; only a live lease counts.
-      if (typeof lease === 'string' && !lease.startsWith('done:')) leasesLeft++
+      // <handled>:<kind>:<until>:<state>:<owner> (src/stores/redis-payment-key.ts); no key, nothing handled.
+      const [bits = '', kind, until = ''] = (values[i] ?? '0:N:').split(':')
+      if (!/^[0-7]$/.test(bits)) throw new Error(`the Redis store kept ${JSON.stringify(values[i])} for ${exchangeNumber}`)
+      handled.set(exchangeNumber, states.filter((_, bit) => Number(bits) & (1 << bit)))
+      // A lease without an end lives as long as its key; one with an end, until then.
+      if (kind === 'L' && (until === '' || Number(until) > Date.now())) leasesLeft++
     })
   }
   return { handled, leasesLeft }

@@ -109,23 +109,22 @@ describe.skipIf(!available)('Redis store', () => {
         for (const ex of busy) expect((await queue.show(ex))[0]?.nextAttemptAt?.getTime()).toBeGreaterThan(Date.now() + 20_000)
       })
 
-      it('writes every key under the prefix, and after completion only the handled states', async () => {
+      it('keeps one key per payment under the prefix: the lease, then the states handled and who completed last', async () => {
         const prefix = `${RUN_PREFIX}${name}:keys:`
         const store = redisStore({ client: connection.client, prefix })
         const ex = exchange()
         const held = lease(ex)
         expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('claimed')
-        const whileHeld = await keysMatching(`*${ex}*`)
-        expect(whileHeld).toHaveLength(1)
+        const key = `${prefix}{${ex}}:handled`
+        expect(await keysMatching(`*${ex}*`)).toEqual([key])
+        expect(await admin.get(key)).toBe(`0:L::succeeded:${held.owner}`)
         expect(await store.complete(held)).toBe(true)
-        const afterwards = (await keysMatching(`*${ex}*`)).sort()
-        for (const key of [...whileHeld, ...afterwards]) expect(key.startsWith(prefix)).toBe(true)
-        // The handled states, and the lease key turned into a short-lived marker of the completion.
-        expect(afterwards).toEqual([whileHeld[0], `${prefix}{${ex}}:handled`].sort())
-        expect(await admin.get(whileHeld[0]!)).toBe(`done:succeeded:${held.owner}`)
-        const markerTtl = await admin.pttl(whileHeld[0]!)
-        expect(markerTtl).toBeGreaterThan(0)
-        expect(markerTtl).toBeLessThanOrEqual(60_000)
+        expect(await keysMatching(`*${ex}*`)).toEqual([key])
+        expect(await admin.get(key)).toBe(`4:D::succeeded:${held.owner}`)
+        // Neither a duplicate nor a regression writes anything: the plain claim's SET is NX.
+        expect((await store.claim({ ...lease(ex), leaseMs: 30_000 })).outcome).toBe('duplicate')
+        expect((await store.claim({ ...lease(ex), state: 'pending', leaseMs: 30_000 })).outcome).toBe('stale')
+        expect(await admin.get(key)).toBe(`4:D::succeeded:${held.owner}`)
       })
 
       it('keeps completed states for retentionMs (30 days by default) and holds leases for leaseMs', async () => {
@@ -173,7 +172,7 @@ describe.skipIf(!available)('Redis store', () => {
         // Nobody else's completion or release is taken for it.
         expect(await store.complete({ ...held, owner: 'someone-else' })).toBe(false)
         expect(await store.release(held)).toBe(false)
-        // The marker holds no lease: the next state of the payment is claimed at once, and the first is a duplicate.
+        // A completion holds no lease: the next state of the payment is claimed at once, and the first is a duplicate.
         expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('duplicate')
         const b2b1 = exchange()
         const pending = { exchangeNumber: b2b1, state: 'pending' as const, owner: 'first' }
@@ -184,31 +183,74 @@ describe.skipIf(!available)('Redis store', () => {
         expect(await store.complete({ exchangeNumber: b2b1, state: 'succeeded', owner: 'second' })).toBe(true)
       })
 
-      it('answers duplicates and regressions of a payment whose completion marker is gone, leaving no lease behind', async () => {
-        const prefix = `${RUN_PREFIX}${name}:expired-marker:`
-        const store = redisStore({ client: connection.client, prefix })
-        const leaseKey = (ex: string) => `${prefix}{${ex}}:lease`
+      it('holds a later state\'s lease in the value, keeping the handled states for their retention', async () => {
+        const prefix = `${RUN_PREFIX}${name}:later:`
+        const store = redisStore({ client: connection.client, prefix, retentionMs: 3_600_000 })
         const ex = exchange()
-        const held = lease(ex)
-        await store.claim({ ...held, leaseMs: 30_000 })
-        expect(await store.complete(held)).toBe(true)
-        // Within the marker's minute, and after it (as if it had expired).
-        for (const markerGone of [false, true]) {
-          if (markerGone) await admin.del(leaseKey(ex))
-          expect(await store.claim({ ...lease(ex), leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
-          expect(await store.claim({ ...lease(ex), state: 'failed', leaseMs: 30_000 })).toEqual({ outcome: 'stale', currentState: 'succeeded' })
-          expect(await admin.exists(leaseKey(ex))).toBe(markerGone ? 0 : 1)
-        }
-        // A later state after the marker is gone is claimed, with the earlier one as previous state, and holds the lease.
-        const b2b1 = exchange()
-        const pending = { exchangeNumber: b2b1, state: 'pending' as const, owner: 'first' }
+        const key = `${prefix}{${ex}}:handled`
+        const pending = { exchangeNumber: ex, state: 'pending' as const, owner: 'first' }
         await store.claim({ ...pending, leaseMs: 30_000 })
         expect(await store.complete(pending)).toBe(true)
-        await admin.del(leaseKey(b2b1))
-        const final = { exchangeNumber: b2b1, state: 'succeeded' as const, owner: 'second' }
+        const final = { exchangeNumber: ex, state: 'succeeded' as const, owner: 'second' }
+        expect(await store.claim({ ...final, leaseMs: 50 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await admin.get(key)).toMatch(/^1:L:\d{13}:succeeded:second$/)
+        expect(await admin.pttl(key)).toBeGreaterThan(3_000_000)
+        const busy = await store.claim({ ...final, owner: 'third', leaseMs: 30_000 })
+        expect(busy.outcome).toBe('busy')
+        if (busy.outcome === 'busy') expect(busy.retryAfterMs).toBeLessThanOrEqual(50)
+        // The lease ends by the time in the value, not by the key's expiry: the next delivery takes over.
+        await sleep(80)
+        expect(await store.claim({ ...final, owner: 'third', leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await store.complete(final)).toBe(false)
+        expect(await store.release(final)).toBe(false)
+        // Released, the states handled stay with their retention; completed, the later state joins them.
+        expect(await store.release({ ...final, owner: 'third' })).toBe(true)
+        expect(await admin.get(key)).toBe('1:N::')
+        expect(await admin.pttl(key)).toBeGreaterThan(3_000_000)
+        expect(await store.claim({ ...final, owner: 'fourth', leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await store.complete({ ...final, owner: 'fourth' })).toBe(true)
+        expect(await admin.get(key)).toBe('5:D::succeeded:fourth')
+        expect(await store.claim({ ...pending, owner: 'fifth', leaseMs: 30_000 })).toEqual({ outcome: 'stale', currentState: 'succeeded' })
+      })
+
+      it("carries over an earlier version's set of handled states, with its retention", async () => {
+        const prefix = `${RUN_PREFIX}${name}:legacy:`
+        const store = redisStore({ client: connection.client, prefix })
+        const ex = exchange()
+        const key = `${prefix}{${ex}}:handled`
+        await admin.sadd(key, 'pending')
+        await admin.pexpire(key, 3_600_000)
+        expect(await store.claim({ ...lease(ex), state: 'pending', leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
+        const final = lease(ex)
         expect(await store.claim({ ...final, leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
-        expect((await store.claim({ ...final, owner: 'third', leaseMs: 30_000 })).outcome).toBe('busy')
+        expect(await admin.type(key)).toBe('string')
+        expect((await store.claim({ ...lease(ex), leaseMs: 30_000 })).outcome).toBe('busy')
         expect(await store.complete(final)).toBe(true)
+        expect(await admin.get(key)).toBe(`5:D::succeeded:${final.owner}`)
+        // Completed, the key is kept for the store's retention from now.
+        expect(await admin.pttl(key)).toBeGreaterThan(3_600_000)
+      })
+
+      it('claims through the script alone on a Redis that refuses SET with NX and GET (before 7.0)', async () => {
+        const send = rawCommand(connection.client)
+        let plainTries = 0
+        // A server before 7.0 answers a SET carrying both NX and GET with a syntax error.
+        const olderServer = {
+          call: async (command: string, ...args: string[]) => {
+            if (command === 'SET' && args.includes('GET')) {
+              plainTries++
+              throw new Error('ERR syntax error')
+            }
+            return send([command, ...args])
+          },
+        }
+        const store = redisStore({ client: olderServer, prefix: `${RUN_PREFIX}${name}:older:`, inspect: false })
+        const held = lease(exchange())
+        expect(await store.claim({ ...held, leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: null })
+        expect((await store.claim({ ...lease(held.exchangeNumber), leaseMs: 30_000 })).outcome).toBe('busy')
+        expect(await store.complete(held)).toBe(true)
+        expect(await store.claim({ ...lease(held.exchangeNumber), leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
+        expect(plainTries).toBe(1)
       })
 
       it('sends its scripts again when Redis forgot them (SCRIPT FLUSH, restart, failover)', async () => {
@@ -295,7 +337,8 @@ describe.skipIf(!available)('Redis store', () => {
       const entered = hold.close()
       const stuck = deliver(first, signed)
       await entered
-      const pattern = `${prefix}*${String(fields.exchange_number)}*lease*`
+      // Nothing handled yet: the payment's key is the lease, and expires with it.
+      const pattern = `${prefix}{${String(fields.exchange_number)}}:handled`
       for (let i = 0; i < 250 && (await keysMatching(pattern)).length > 0; i++) await sleep(20)
       expect(await keysMatching(pattern)).toEqual([])
       // The first run is still inside its handler; this delivery runs the handler again, to completion.
