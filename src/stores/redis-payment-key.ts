@@ -17,7 +17,8 @@ import { type Claim, currentState, isRegression } from './store.js'
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
  * States never contain ':', so the owner is everything after the fourth one. The name is the handled set's that
  * earlier versions kept beside a `:lease` key: such a set fails the plain claim with WRONGTYPE and goes to the
- * script, which carries its states over.
+ * script, which carries its states over. Their leases are not read: old and new receivers cannot share a Redis
+ * (README, Stores). The scripts write after TIME, so they need Redis 5.0's effects replication.
  */
 
 /** A state's bit in <handled>. */
@@ -60,9 +61,15 @@ local function read()
     return handled, 'N', '', ''
   end
   if not raw then return 0, 'N', '', '' end
-  local handled, kind, lease_until, held = string.match(raw, '^(%d):(%u):(%d*):(.*)$')
-  if not handled then return 0, 'N', '', '' end
+  local handled, kind, lease_until, held = string.match(raw, '^([0-7]):([LDN]):(%d*):(.*)$')
+  -- Fail closed: read as nothing handled, the next claim would overwrite the states and run them again.
+  if not handled then error({ err = 'ERR fpx-collect: a payment key holds a value the store cannot read' }) end
   return tonumber(handled), kind, lease_until, held
+end
+-- A key without expiry (PERSIST, a restore) stays so: -1 from PTTL is no TTL to keep, nor one to shorten to a lease.
+local function write(value, ttl)
+  if ttl < 0 then return redis.call('SET', KEYS[1], value) end
+  return redis.call('SET', KEYS[1], value, 'PX', ttl)
 end
 local function now_ms()
   local time = redis.call('TIME')
@@ -96,9 +103,10 @@ if handled == 0 then
   redis.call('SET', KEYS[1], '0:L::' .. value, 'PX', lease_ms)
 else
   -- The handled states must outlive the lease: the key keeps its retention unless the lease runs longer.
+  -- '%.0f': Lua 5.1 joins numbers as '%.14g', which would write a far end in exponent notation.
   local ttl = redis.call('PTTL', KEYS[1])
-  if ttl < lease_ms then ttl = lease_ms end
-  redis.call('SET', KEYS[1], handled .. ':L:' .. (now_ms() + lease_ms) .. ':' .. value, 'PX', ttl)
+  if ttl >= 0 and ttl < lease_ms then ttl = lease_ms end
+  write(handled .. ':L:' .. string.format('%.0f', now_ms() + lease_ms) .. ':' .. value, ttl)
 end
 return { 'claimed', current or '' }
 `
@@ -127,7 +135,8 @@ if held ~= ARGV[1] or not live(kind, lease_until) then return 0 end
 if handled == 0 then
   redis.call('DEL', KEYS[1])
 else
-  redis.call('SET', KEYS[1], handled .. ':N::', 'KEEPTTL')
+  -- PTTL then PX rather than KEEPTTL, which Redis 5 lacks.
+  write(handled .. ':N::', redis.call('PTTL', KEYS[1]))
 end
 return 1
 `

@@ -231,6 +231,33 @@ describe.skipIf(!available)('Redis store', () => {
         expect(await admin.pttl(key)).toBeGreaterThan(3_600_000)
       })
 
+      it('keeps a key without expiry so through a lease, and refuses a value it cannot read', async () => {
+        const prefix = `${RUN_PREFIX}${name}:persisted:`
+        const store = redisStore({ client: connection.client, prefix })
+        const ex = exchange()
+        const key = `${prefix}{${ex}}:handled`
+        // As PERSIST or a restore leaves it: a pending state handled, no expiry.
+        await admin.set(key, '1:D::pending:first')
+        const final = { exchangeNumber: ex, state: 'succeeded' as const, owner: 'second' }
+        expect(await store.claim({ ...final, leaseMs: 50 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await admin.pttl(key)).toBe(-1)
+        await sleep(80)
+        // The lease ended; the state handled did not go with it.
+        expect(await store.claim({ ...final, state: 'pending', owner: 'third', leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
+        expect(await store.claim({ ...final, owner: 'third', leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: 'pending' })
+        expect(await store.release({ ...final, owner: 'third' })).toBe(true)
+        expect(await admin.get(key)).toBe('1:N::')
+        expect(await admin.pttl(key)).toBe(-1)
+        // Read as nothing handled, a value the store cannot read would be overwritten and its states run again.
+        const unreadable = `${prefix}{${ex}-2}:handled`
+        for (const value of ['9:D::pending:x', '1:L:1.0e+14:succeeded:x', 'garbage']) {
+          await admin.set(unreadable, value)
+          await expect(store.claim({ ...final, exchangeNumber: `${ex}-2`, leaseMs: 30_000 })).rejects.toThrow(/cannot read/)
+          await expect(store.complete({ ...final, exchangeNumber: `${ex}-2` })).rejects.toThrow(/cannot read/)
+          expect(await admin.get(unreadable)).toBe(value)
+        }
+      })
+
       it('claims through the script alone on a Redis that refuses SET with NX and GET (before 7.0)', async () => {
         const send = rawCommand(connection.client)
         let plainTries = 0
