@@ -7,6 +7,13 @@ export type PaymentState = 'pending' | 'succeeded' | 'failed'
 /** Success outranks failure outranks pending: the order a payment's states move in, never back. */
 export const STATE_RANK: Readonly<Record<PaymentState, number>> = { pending: 0, failed: 1, succeeded: 2 }
 
+/** A state's bit where stores keep the states handled as one number: its rank's, so the highest bit set is the latest. */
+export const STATE_BIT: Readonly<Record<PaymentState, number>> = {
+  pending: 1 << STATE_RANK.pending,
+  failed: 1 << STATE_RANK.failed,
+  succeeded: 1 << STATE_RANK.succeeded,
+}
+
 export const PENDING_APPROVAL_CODE = '99'
 
 /** pending when the bank reports 99; otherwise payment_status decides. */

@@ -1,5 +1,5 @@
 import { detached } from '../core/detached.js'
-import { type PaymentState, STATE_RANK } from '../core/payment.js'
+import { type PaymentState, STATE_BIT } from '../core/payment.js'
 import { acceptTraces } from './delivery-trace.js'
 import { type LocalClaims, offerLocalClaims } from './local-claims.js'
 import { MemoryTimeline } from './memory-timeline.js'
@@ -32,8 +32,6 @@ interface Lease {
   settle?: () => void
 }
 
-/** A state's bit in a record: its rank's, so the highest bit set is the state a payment stands at. */
-const STATE_BIT = { pending: 1 << STATE_RANK.pending, failed: 1 << STATE_RANK.failed, succeeded: 1 << STATE_RANK.succeeded }
 const BY_RANK: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 
 /** The latest state handled, by rank, as currentState() in store.ts. */

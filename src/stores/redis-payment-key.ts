@@ -1,4 +1,4 @@
-import type { PaymentState } from '../core/payment.js'
+import { type PaymentState, STATE_BIT } from '../core/payment.js'
 import { replyText } from './redis-client.js'
 import { type Claim, currentState, isRegression } from './store.js'
 
@@ -9,7 +9,7 @@ import { type Claim, currentState, isRegression } from './store.js'
  *
  *   <handled>:<kind>:<until>:<state>:<owner>
  *
- *   handled  the states completed, one digit: pending 1 + failed 2 + succeeded 4 (the rank's bit, as STATE_RANK);
+ *   handled  the states completed, one digit: pending 1 + failed 2 + succeeded 4 (STATE_BIT, as the scripts' BIT);
  *   kind     L: a lease is held by <state>:<owner>;  D: <state>:<owner> completed last;  N: neither;
  *   until    for a lease on a payment with handled states, when it ends (server time, ms). Empty otherwise: a lease on
  *            a payment with nothing handled is the key's own PX, so a crashed owner's lease disappears by itself.
@@ -21,8 +21,6 @@ import { type Claim, currentState, isRegression } from './store.js'
  * (README, Stores). The scripts write after TIME, so they need Redis 5.0's effects replication.
  */
 
-/** A state's bit in <handled>. */
-export const HANDLED_BIT: Readonly<Record<PaymentState, number>> = { pending: 1, failed: 2, succeeded: 4 }
 const STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 
 /** The value a claim of a payment with nothing handled writes: SET … NX PX leaseMs GET. */
@@ -35,12 +33,13 @@ export const freshLeaseValue = (state: PaymentState, owner: string) => `0:L::${s
 export function decidePlainClaim(reply: unknown, state: PaymentState): Claim | undefined {
   if (reply === null || reply === undefined) return { outcome: 'claimed', previousState: null }
   const value = replyText(reply)
-  if (value === null || value.charCodeAt(1) !== 58 /* : */ || value[2] === 'L') return undefined
+  // A lease held, or a value the script should refuse: the script's.
+  if (value === null || value.charCodeAt(1) !== 58 /* : */ || (value[2] !== 'D' && value[2] !== 'N')) return undefined
   const handled = value.charCodeAt(0) - 48
   if (!(handled >= 0 && handled <= 7)) return undefined
-  const current = currentState(STATES.filter((candidate) => handled & HANDLED_BIT[candidate]))
+  const current = currentState(STATES.filter((candidate) => handled & STATE_BIT[candidate]))
   if (current !== null && isRegression(current, state)) return { outcome: 'stale', currentState: current }
-  if (handled & HANDLED_BIT[state]) return { outcome: 'duplicate' }
+  if (handled & STATE_BIT[state]) return { outcome: 'duplicate' }
   return undefined
 }
 
@@ -116,8 +115,17 @@ return { 'claimed', current or '' }
 // completion sent again answers 1: a client resends a command whose reply a Redis restart cut off, and answering
 // 0 to a completion that was applied made the receiver report lease_lost and the service redeliver, running the
 // handlers again (seen in the restart soak with AOF appendfsync always).
-// KEYS: the payment's key. ARGV: <state>:<owner>, state, retentionMs.
-export const COMPLETE = `${READ}
+// The common case, the lease of a payment with nothing handled yet, is settled first by one comparison, before the
+// shared functions are made: each call of a script runs its whole chunk, and making them cost the server about
+// as much again as the GET and SET themselves (pipelined EVALSHA, INFO commandstats: 13.0 µs a call against 9.1
+// for bench:stores' compare-and-set).
+// KEYS: the payment's key. ARGV: <state>:<owner>, state, retentionMs, the state's bit.
+export const COMPLETE = `
+if redis.pcall('GET', KEYS[1]) == '0:L::' .. ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[4] .. ':D::' .. ARGV[1], 'PX', ARGV[3])
+  return 1
+end
+${READ}
 local handled, kind, lease_until, held = read()
 if held ~= ARGV[1] then return 0 end
 if kind == 'D' then return 1 end

@@ -2,7 +2,7 @@
  * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
  * @module fpx-collect/redis
  */
-import type { PaymentState } from '../core/payment.js'
+import { type PaymentState, STATE_BIT } from '../core/payment.js'
 import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
 import { CLAIM, COMPLETE, decidePlainClaim, freshLeaseValue, RELEASE } from './redis-payment-key.js'
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
@@ -137,7 +137,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     },
 
     async complete(lease: LeaseRef): Promise<boolean> {
-      const reply = await completeScript(keyOf(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs])
+      const reply = await completeScript(keyOf(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs, String(STATE_BIT[lease.state])])
       return Number(reply) === 1
     },
 
