@@ -15,7 +15,8 @@
  * Every delivery uses an exchange_number never seen before, so every claim succeeds. Each scenario runs one at a
  * time (latency) and with BENCH_CONCURRENCY in flight (throughput), after an untimed warm-up in the same mode.
  *
- * Environment: BENCH_OPS (measured operations per scenario and round, default 200), BENCH_WARMUP (default 100,
+ * Environment: BENCH_OPS (measured operations per scenario and round, default 200; with BENCH_CONCURRENCY in flight
+ * three times as many, see MODES), BENCH_WARMUP (default 100,
  * first round only), BENCH_CONCURRENCY (default 16), BENCH_ROUNDS (default 7; scenarios take turns, the best
  * round of each is reported), BENCH_VERBOSE (print every round),
  * BENCH_ONLY (comma-separated: memory, ioredis, node-redis, postgres, pglite), REDIS_URL, DATABASE_URL. An unreachable service is skipped with a warning, or fails the run when CI is set.
@@ -47,9 +48,12 @@ const WARMUP = envInteger('BENCH_WARMUP', 100, 0)
 const CONCURRENCY = envInteger('BENCH_CONCURRENCY', 16, 1)
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
-const MODES: Mode[] = [
-  { label: 'sequential', concurrency: 1 },
-  { label: `${CONCURRENCY} in flight`, concurrency: CONCURRENCY },
+// In flight, an operation's share of a round is a sixteenth of its latency: 200 of them on Redis made a round of
+// ~7 ms, which one GC pause or one descheduling moved by a fifth (ratios read 1.04-1.44 where rounds of 1,000 or
+// more read 1.0-1.05 in the same session). Three times as many keep the whole run within a minute here (~45 s).
+const MODES: (Mode & { ops: number })[] = [
+  { label: 'sequential', concurrency: 1, ops: OPS },
+  { label: `${CONCURRENCY} in flight`, concurrency: CONCURRENCY, ops: CONCURRENCY > 1 ? 3 * OPS : OPS },
 ]
 // The stores' defaults would keep what a crashed run leaves behind for 30 days; an hour is plenty here.
 const RETENTION_MS = 60 * 60 * 1000
@@ -311,7 +315,7 @@ async function main(): Promise<void> {
   if (groups.length === 0) throw new Error(`BENCH_ONLY matches none of: ${GROUPS.map((group) => group.name).join(', ')}`)
   console.log(
     `node ${process.version}, ${availableParallelism()} CPU (${cpus()[0]?.model.trim() ?? '?'}); ` +
-      `${OPS} measured ops per scenario and round after ${WARMUP} warm-up ops, best of ${ROUNDS} round(s); concurrency ${CONCURRENCY}; run ${RUN_ID}`,
+      `${OPS} measured ops per scenario and round (${MODES[1]?.ops ?? OPS} in flight) after ${WARMUP} warm-up ops, best of ${ROUNDS} round(s); concurrency ${CONCURRENCY}; run ${RUN_ID}`,
   )
   const rows: Row[] = []
   const notes: string[] = []
@@ -342,20 +346,20 @@ async function main(): Promise<void> {
         // the two-round-trip floor's round of the same turn and take the median, which a burst of load in one
         // round cannot move. Only the first round warms up: later ones run on warm code.
         const scenarios: ((warmup: number) => Promise<void>)[] = []
-        if (opened.floor) scenarios.push(async (warmup) => void (floor = better(floor, await measure(opened.floor!, OPS, warmup, mode.concurrency, next))))
+        if (opened.floor) scenarios.push(async (warmup) => void (floor = better(floor, await measure(opened.floor!, mode.ops, warmup, mode.concurrency, next))))
         if (opened.floor2)
           scenarios.push(async (warmup) => {
-            const stats = await measure(opened.floor2!, OPS, warmup, mode.concurrency, next)
+            const stats = await measure(opened.floor2!, mode.ops, warmup, mode.concurrency, next)
             floor2Rounds.push(stats)
             floor2 = better(floor2, stats)
           })
         if (opened.shapeFloor)
-          scenarios.push(async (warmup) => void shapeFloorRounds.push(await measure(opened.shapeFloor!.op, OPS, warmup, mode.concurrency, next)))
+          scenarios.push(async (warmup) => void shapeFloorRounds.push(await measure(opened.shapeFloor!.op, mode.ops, warmup, mode.concurrency, next)))
         for (const [index, { txFloor }] of opened.stores.entries())
-          if (txFloor) scenarios.push(async (warmup) => void txFloorRounds[index]!.push(await measure(txFloor.op, OPS, warmup, mode.concurrency, next)))
+          if (txFloor) scenarios.push(async (warmup) => void txFloorRounds[index]!.push(await measure(txFloor.op, mode.ops, warmup, mode.concurrency, next)))
         for (const [index, { name, store }] of opened.stores.entries())
           scenarios.push(async (warmup) => {
-            const stats = await measure(delivery(store), OPS, warmup, mode.concurrency, next)
+            const stats = await measure(delivery(store), mode.ops, warmup, mode.concurrency, next)
             if (process.env.BENCH_VERBOSE) console.log(`  ${name}, ${mode.label}: ${stats.opsPerSec.toFixed(0)} ops/s`)
             storeRounds[index]!.push(stats)
             best[index] = better(best[index], stats)
