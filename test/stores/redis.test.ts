@@ -90,6 +90,12 @@ describe.skipIf(!available)('Redis store', () => {
       })
       const exchange = () => `EX-${randomUUID()}`
       const lease = (exchangeNumber: string, owner = randomUUID()) => ({ exchangeNumber, state: 'succeeded' as const, owner })
+      /** A store under a prefix of its own, a fresh exchange_number, and the key the store keeps it under. */
+      const onePayment = (label: string, options: { retentionMs?: number } = {}) => {
+        const prefix = `${RUN_PREFIX}${name}:${label}:`
+        const ex = exchange()
+        return { prefix, ex, key: `${prefix}{${ex}}:handled`, store: redisStore({ client: connection.client, prefix, ...options }) }
+      }
 
       it('hastens every failed inbox entry a batch at a time, past more busy-deferred entries than a batch', async () => {
         const prefix = `${RUN_PREFIX}${name}:hasten:`
@@ -110,12 +116,9 @@ describe.skipIf(!available)('Redis store', () => {
       })
 
       it('keeps one key per payment under the prefix: the lease, then the states handled and who completed last', async () => {
-        const prefix = `${RUN_PREFIX}${name}:keys:`
-        const store = redisStore({ client: connection.client, prefix })
-        const ex = exchange()
+        const { ex, key, store } = onePayment('keys')
         const held = lease(ex)
         expect((await store.claim({ ...held, leaseMs: 30_000 })).outcome).toBe('claimed')
-        const key = `${prefix}{${ex}}:handled`
         expect(await keysMatching(`*${ex}*`)).toEqual([key])
         expect(await admin.get(key)).toBe(`0:L::succeeded:${held.owner}`)
         expect(await store.complete(held)).toBe(true)
@@ -184,10 +187,7 @@ describe.skipIf(!available)('Redis store', () => {
       })
 
       it('holds a later state\'s lease in the value, keeping the handled states for their retention', async () => {
-        const prefix = `${RUN_PREFIX}${name}:later:`
-        const store = redisStore({ client: connection.client, prefix, retentionMs: 3_600_000 })
-        const ex = exchange()
-        const key = `${prefix}{${ex}}:handled`
+        const { ex, key, store } = onePayment('later', { retentionMs: 3_600_000 })
         const pending = { exchangeNumber: ex, state: 'pending' as const, owner: 'first' }
         await store.claim({ ...pending, leaseMs: 30_000 })
         expect(await store.complete(pending)).toBe(true)
@@ -214,10 +214,7 @@ describe.skipIf(!available)('Redis store', () => {
       })
 
       it("carries over an earlier version's set of handled states, with its retention", async () => {
-        const prefix = `${RUN_PREFIX}${name}:legacy:`
-        const store = redisStore({ client: connection.client, prefix })
-        const ex = exchange()
-        const key = `${prefix}{${ex}}:handled`
+        const { ex, key, store } = onePayment('legacy')
         await admin.sadd(key, 'pending')
         await admin.pexpire(key, 3_600_000)
         expect(await store.claim({ ...lease(ex), state: 'pending', leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
@@ -232,10 +229,7 @@ describe.skipIf(!available)('Redis store', () => {
       })
 
       it('keeps a key without expiry so through a lease, and refuses a value it cannot read', async () => {
-        const prefix = `${RUN_PREFIX}${name}:persisted:`
-        const store = redisStore({ client: connection.client, prefix })
-        const ex = exchange()
-        const key = `${prefix}{${ex}}:handled`
+        const { prefix, ex, key, store } = onePayment('persisted')
         // As PERSIST or a restore leaves it: a pending state handled, no expiry.
         await admin.set(key, '1:D::pending:first')
         const final = { exchangeNumber: ex, state: 'succeeded' as const, owner: 'second' }
