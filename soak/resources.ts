@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis'
 import pg from 'pg'
+import { PAYMENT_STATES, STATE_BIT } from '../src/core/payment.js'
 import { postgresStore } from '../src/stores/postgres/store.js'
 import type { SoakConfig, StoreKind } from './config.js'
 import type { LedgerRow } from './checks.js'
@@ -63,7 +64,6 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
   }
   const redis = resources.redis
   const key = (exchangeNumber: string) => `${resources.redisPrefix}{${exchangeNumber}}:handled`
-  const states = ['pending', 'failed', 'succeeded'] as const
   let leasesLeft = 0
   for (let start = 0; start < exchangeNumbers.length; start += 1000) {
     const batch = exchangeNumbers.slice(start, start + 1000)
@@ -72,7 +72,7 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
       // <handled>:<kind>:<until>:<state>:<owner> (src/stores/redis-payment-key.ts); no key, nothing handled.
       const [bits = '', kind, until = ''] = (values[i] ?? '0:N:').split(':')
       if (!/^[0-7]$/.test(bits)) throw new Error(`the Redis store kept ${JSON.stringify(values[i])} for ${exchangeNumber}`)
-      handled.set(exchangeNumber, states.filter((_, bit) => Number(bits) & (1 << bit)))
+      handled.set(exchangeNumber, PAYMENT_STATES.filter((state) => Number(bits) & STATE_BIT[state]))
       // A lease without an end lives as long as its key; one with an end, until then.
       if (kind === 'L' && (until === '' || Number(until) > Date.now())) leasesLeft++
     })

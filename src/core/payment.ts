@@ -7,11 +7,19 @@ export type PaymentState = 'pending' | 'succeeded' | 'failed'
 /** Success outranks failure outranks pending: the order a payment's states move in, never back. */
 export const STATE_RANK: Readonly<Record<PaymentState, number>> = { pending: 0, failed: 1, succeeded: 2 }
 
+/** Every state, by rank. */
+export const PAYMENT_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
+
 /** A state's bit where stores keep the states handled as one number: its rank's, so the highest bit set is the latest. */
 export const STATE_BIT: Readonly<Record<PaymentState, number>> = {
   pending: 1 << STATE_RANK.pending,
   failed: 1 << STATE_RANK.failed,
   succeeded: 1 << STATE_RANK.succeeded,
+}
+
+/** The state a payment stands at, given its handled states as STATE_BIT bits: as currentState() in stores/store.ts. */
+export function currentOfBits(handled: number): PaymentState | null {
+  return handled === 0 ? null : (PAYMENT_STATES[31 - Math.clz32(handled)] as PaymentState)
 }
 
 export const PENDING_APPROVAL_CODE = '99'

@@ -1,5 +1,5 @@
 import { detached } from '../core/detached.js'
-import { type PaymentState, STATE_BIT } from '../core/payment.js'
+import { currentOfBits, type PaymentState, STATE_BIT } from '../core/payment.js'
 import { acceptTraces } from './delivery-trace.js'
 import { type LocalClaims, offerLocalClaims } from './local-claims.js'
 import { MemoryTimeline } from './memory-timeline.js'
@@ -32,12 +32,6 @@ interface Lease {
   settle?: () => void
 }
 
-const BY_RANK: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
-
-/** The latest state handled, by rank, as currentState() in store.ts. */
-function currentOf(handled: number): PaymentState | null {
-  return handled === 0 ? null : (BY_RANK[31 - Math.clz32(handled)] as PaymentState)
-}
 
 const DAY_MS = 24 * 60 * 60 * 1000
 const SWEEP_EVERY = 1024
@@ -147,7 +141,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       // Past retention: forgotten, as if never seen, unless a live lease (its own owner's, claiming again) holds it.
       if (record !== undefined && !live && clock.expired(record, now)) record = undefined
       const handled = record === undefined ? 0 : handledOf(record)
-      const current = currentOf(handled)
+      const current = currentOfBits(handled)
       if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
       if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
       // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.

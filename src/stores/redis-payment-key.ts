@@ -1,6 +1,6 @@
-import { type PaymentState, STATE_BIT } from '../core/payment.js'
+import { currentOfBits, type PaymentState, STATE_BIT } from '../core/payment.js'
 import { replyText } from './redis-client.js'
-import { type Claim, currentState, isRegression } from './store.js'
+import { type Claim, isRegression } from './store.js'
 
 /*
  * One key per exchange_number, `<prefix>{<exchange_number>}:handled`, holds everything the store knows of the
@@ -21,8 +21,6 @@ import { type Claim, currentState, isRegression } from './store.js'
  * (README, Stores). The scripts write after TIME, so they need Redis 5.0's effects replication.
  */
 
-const STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
-
 /** The value a claim of a payment with nothing handled writes: SET … NX PX leaseMs GET. */
 export const freshLeaseValue = (state: PaymentState, owner: string) => `0:L::${state}:${owner}`
 
@@ -37,7 +35,7 @@ export function decidePlainClaim(reply: unknown, state: PaymentState): Claim | u
   if (value === null || value.charCodeAt(1) !== 58 /* : */ || (value[2] !== 'D' && value[2] !== 'N')) return undefined
   const handled = value.charCodeAt(0) - 48
   if (!(handled >= 0 && handled <= 7)) return undefined
-  const current = currentState(STATES.filter((candidate) => handled & STATE_BIT[candidate]))
+  const current = currentOfBits(handled)
   if (current !== null && isRegression(current, state)) return { outcome: 'stale', currentState: current }
   if (handled & STATE_BIT[state]) return { outcome: 'duplicate' }
   return undefined

@@ -2,7 +2,7 @@
  * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
  * @module fpx-collect/redis
  */
-import { type PaymentState, STATE_BIT } from '../core/payment.js'
+import { PAYMENT_STATES, type PaymentState, STATE_BIT } from '../core/payment.js'
 import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
 import { CLAIM, COMPLETE, decidePlainClaim, freshLeaseValue, RELEASE } from './redis-payment-key.js'
 import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
@@ -47,14 +47,13 @@ export interface RedisStore extends ReceiverStore {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000
-const STATES: readonly string[] = ['pending', 'failed', 'succeeded'] satisfies PaymentState[]
 
 function positiveInteger(name: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${name} must be a positive integer`)
 }
 
 function paymentState(value: string | null): PaymentState {
-  if (value === null || !STATES.includes(value)) throw new Error('the Redis claim script returned an unknown payment state')
+  if (value === null || !PAYMENT_STATES.includes(value as PaymentState)) throw new Error('the Redis claim script returned an unknown payment state')
   return value as PaymentState
 }
 

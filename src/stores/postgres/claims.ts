@@ -1,7 +1,7 @@
 /*
  * Deciding a claim from the database's answer, and keeping the claims a transactional store holds open.
  */
-import type { PaymentState } from '../../core/payment.js'
+import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import type { Statements } from './sql.js'
 import type { Begin, OpenTransaction } from './transactions.js'
 import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../store.js'
@@ -9,7 +9,6 @@ import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRe
 export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
 export type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
 
-const STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
 const CLAIM_ATTEMPTS = 3
 // Retry-After when there is no lease expiry to go by.
 const RETRY_SOON_MS = 1000
@@ -26,14 +25,14 @@ interface InspectedRow {
 }
 
 function handledStates(value: unknown): PaymentState[] {
-  if (!Array.isArray(value) || !value.every((state) => STATES.includes(state as PaymentState)))
+  if (!Array.isArray(value) || !value.every((state) => PAYMENT_STATES.includes(state as PaymentState)))
     throw new Error('the store table holds an unknown payment state')
   return value as PaymentState[]
 }
 
 /** The states that, once handled, keep `incoming` from being claimed: itself, and any it would regress from. */
 function blockingStates(incoming: PaymentState): string {
-  return `{${STATES.filter((state) => state === incoming || isRegression(state, incoming)).join(',')}}`
+  return `{${PAYMENT_STATES.filter((state) => state === incoming || isRegression(state, incoming)).join(',')}}`
 }
 
 /**
