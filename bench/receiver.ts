@@ -79,12 +79,10 @@ let cursor = 0
 // Redeliveries run a round behind the new deliveries, over the payments handled in the round before.
 let redeliveryCursor = 0
 let verifyCursor = 0
-let floorCursor = 0
 const seen = new Map<string, number>()
 // A key kept for the run must be a string of its own: a slice of 13 or more characters is a view that keeps the
 // delivery's whole body text alive, which would make the floor keep 1.2 KB per payment. The floors copy their keys
 // with the store's own detached() (from the sources, as bench:stores takes its helpers: not internal API of dist/).
-let timelineFloorCursor = 0
 /** What the least per-order timeline keeps of a delivery: when it was answered, with what. */
 class Kept {
   constructor(
@@ -95,6 +93,22 @@ class Kept {
 }
 const keptByExchange = new Map<string, Kept>()
 const keptByOrder = new Map<string, Kept>()
+type Verified = Awaited<ReturnType<typeof receiver.verify>>
+/** A floor: verify() of fresh callbacks from `pool`, each checked unseen in `seenBefore`, then kept by `keep`. */
+function floorCase(name: string, pool: CallbackPool, seenBefore: Map<string, unknown>, keep: (verified: Verified) => void): Case {
+  let cursor = 0
+  return {
+    name,
+    async run() {
+      for (let i = 0; i < OPS; i++) {
+        const verified = await receiver.verify({ body: pool.body(cursor++), contentType })
+        if (seenBefore.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
+        keep(verified)
+      }
+    },
+    rounds: [],
+  }
+}
 const cases: Case[] = [
   {
     name: 'verify() one sample',
@@ -110,34 +124,16 @@ const cases: Case[] = [
     },
     rounds: [],
   },
-  {
-    // The least a new delivery can cost in one process: its verification and one insert into a map of every
-    // payment seen, as large as the store's. What handle(new) adds beyond it is the receiver's own.
-    name: 'verify() fresh + Map insert',
-    async run() {
-      for (let i = 0; i < OPS; i++) {
-        const verified = await receiver.verify({ body: freshToFloor.body(floorCursor++), contentType })
-        if (seen.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
-        seen.set(detached(verified.exchangeNumber), 4)
-      }
-    },
-    rounds: [],
-  },
-  {
-    // The same with the least a timeline readable by order_number and by exchange_number adds: one small record
-    // per delivery kept under both numbers, the exchange_number's map doubling as the once-per-payment check.
-    name: 'verify() fresh + Map insert + timeline floor',
-    async run() {
-      for (let i = 0; i < OPS; i++) {
-        const verified = await receiver.verify({ body: freshToTimelineFloor.body(timelineFloorCursor++), contentType })
-        if (keptByExchange.has(verified.exchangeNumber)) throw new Error('a fresh callback was seen before')
-        const kept = new Kept(Date.now(), verified.state, 'processed')
-        keptByExchange.set(detached(verified.exchangeNumber), kept)
-        keptByOrder.set(detached(verified.orderNumber), kept)
-      }
-    },
-    rounds: [],
-  },
+  // The least a new delivery can cost in one process: its verification and one insert into a map of every
+  // payment seen, as large as the store's. What handle(new) adds beyond it is the receiver's own.
+  floorCase('verify() fresh + Map insert', freshToFloor, seen, (verified) => seen.set(detached(verified.exchangeNumber), 4)),
+  // The same with the least a timeline readable by order_number and by exchange_number adds: one small record
+  // per delivery kept under both numbers, the exchange_number's map doubling as the once-per-payment check.
+  floorCase('verify() fresh + Map insert + timeline floor', freshToTimelineFloor, keptByExchange, (verified) => {
+    const kept = new Kept(Date.now(), verified.state, 'processed')
+    keptByExchange.set(detached(verified.exchangeNumber), kept)
+    keptByOrder.set(detached(verified.orderNumber), kept)
+  }),
   {
     // A redelivery as it usually comes: of a payment handled a while ago, one of many, its body as cold as a new
     // one's. The one-sample duplicate below is the other extreme, one payment redelivered thousands of times.
