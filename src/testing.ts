@@ -83,10 +83,13 @@ function digits(count: number): string {
 
 /**
  * The fields of a realistic successful B2C callback, with fresh references each call; override what a test is
- * about (`payment_status: 'false'`, `fpx_debit_auth_code: '1C'`, `fpx_model: 'B2B1'`, ...).
+ * about (`payment_status: 'false'`, `fpx_debit_auth_code: '1C'`, `fpx_model: 'B2B1'`, ...). status_url and
+ * receipt_url follow an overridden exchange_number.
  */
 export function samplePaymentFields(overrides: Fields = {}): Record<string, FieldInput> {
-  const exchange = `EX${digits(10)}`
+  // The service's addresses name the exchange_number (spec), and the receiver checks that they do.
+  const given = overrides.exchange_number
+  const exchange = typeof given === 'string' && given !== '' ? given : `EX${digits(10)}`
   const reference = `ABCDE${digits(10)}`
   const base = 'https://sandbox.example.test/api'
   const now = new Date()

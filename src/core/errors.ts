@@ -9,6 +9,8 @@ export const receiverErrorStatus = {
   duplicate_field: 400,
   invalid_field_name: 400,
   invalid_fields: 400,
+  inconsistent_result: 400,
+  result_mismatch: 400,
   checksum_missing: 401,
   checksum_malformed: 401,
   checksum_mismatch: 401,
@@ -22,6 +24,9 @@ export const receiverErrorStatus = {
   lease_lost: 500,
   internal_error: 500,
   store_unavailable: 503,
+  confirmation_pending: 503,
+  confirmation_unavailable: 503,
+  expect_failed: 503,
 } as const
 
 export type ReceiverErrorCode = keyof typeof receiverErrorStatus

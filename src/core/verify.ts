@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
+import { checkConsistency } from './consistency.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { ReceiverError } from './errors.js'
@@ -31,6 +32,11 @@ export class VerifiedPayment {
   credential: MatchedCredential | undefined = undefined
   /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
   unsignedSource: string | undefined = undefined
+  /**
+   * Whether a service address (status_url, receipt_url) pinned exchange_number. Results without one are also
+   * deduplicated by their signed value sequence (docs/security.md). True for API records.
+   */
+  anchored = true
 
   constructor(
     private readonly message: Message,
@@ -46,6 +52,11 @@ export class VerifiedPayment {
   has(name: string): boolean {
     const value = this.message.text(name)
     return value !== undefined && value !== ''
+  }
+
+  /** The checksum as received, lower-cased: it names the signed value sequence, whatever the names. */
+  get checksum(): string | undefined {
+    return this.message.text('checksum')?.toLowerCase()
   }
 
   /** order_number as received (always present: required), without building the typed view. */
@@ -159,7 +170,7 @@ export class Verifier {
     if (rendering === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
-    const verified = validateAndClassify(message, rendering, 'signed message')
+    const verified = signedPayment(message, rendering)
     if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
@@ -172,7 +183,7 @@ export class Verifier {
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
-    const verified = validateAndClassify(recovered.message, recovered.rendering, 'signed message')
+    const verified = signedPayment(recovered.message, recovered.rendering)
     verified.credential = recovered.credential
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
@@ -198,6 +209,13 @@ export function validateAndClassify(message: Message, rendering: Rendering, what
   }
   const state = classify(message.text('payment_status') as string, message.text('fpx_debit_auth_code'))
   return new VerifiedPayment(message, state, rendering)
+}
+
+/** A result whose checksum matched: validated, classified, and its values checked against their names. */
+function signedPayment(message: Message, rendering: Rendering): VerifiedPayment {
+  const verified = validateAndClassify(message, rendering, 'signed message')
+  verified.anchored = checkConsistency(message, verified.exchangeNumber, verified.state).anchored
+  return verified
 }
 
 /** One-off verification without deduplication: what the receiver does before it touches its store. */
