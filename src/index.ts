@@ -15,11 +15,15 @@ export type { Rendering } from './core/message.js'
 export { classify, type Payment, type PaymentState, toSen } from './core/payment.js'
 export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, paymentResultSchema } from './core/fields.js'
 export {
+  type ConfirmingClient,
   createReceiver,
   type Delivery,
   type DeliveryHandler,
   type DeliveryKind,
   type ErrorHandler,
+  type ExpectedPayment,
+  type ExpectHook,
+  type ExpectQuery,
   type Outcome,
   type PaymentEvent,
   type PaymentEventName,

@@ -1,6 +1,7 @@
 import type { Outcome, Receiver } from '../receiver/receiver.js'
 import { dayNumber, MAX_WINDOW_DAYS, type SearchReference, type Transaction, type TransactionsQuery } from './schemas.js'
 import { FpxValidationError } from './errors.js'
+import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
 
 /**
  * The part of the client that reconciliation reads. Declared here, not taken from index.ts, so the module does not
@@ -61,24 +62,6 @@ function day(value: string | Date, field: string): number {
 
 const dateText = (dayNo: number): string => new Date(dayNo * DAY_MS).toISOString().slice(0, 10)
 
-/** A record with a bank answer (success, failure, or B2B1 pending approval); a payment still waiting has none. */
-function settled(record: Transaction): boolean {
-  return record.payment_status || (record.fpx_debit_auth_code ?? '') !== '' || record.payment_stage === 'payment_unsuccessful'
-}
-
-/** The record as the form text a callback carries: booleans as true/false, null as empty. */
-function formText(record: Transaction): Record<string, string> {
-  const fields: Record<string, string> = {}
-  for (const [name, value] of Object.entries(record)) {
-    if (value === undefined || typeof value === 'object') {
-      if (value === null) fields[name] = ''
-      continue
-    }
-    fields[name] = String(value)
-  }
-  return fields
-}
-
 /**
  * Walks the transactions list (payment_status all, in windows of at most 90 days) and the given orders, and
  * hands every settled record to the receiver, through the same classification and deduplication as a callback:
@@ -103,11 +86,11 @@ export async function reconcile(options: ReconcileOptions): Promise<ReconcileRep
     if (seen.has(key)) return
     seen.add(key)
     counts.examined++
-    if (!settled(record)) {
+    if (!hasBankAnswer(record)) {
       counts.unfinished++
       return
     }
-    const response = await receiver.handleTrusted(formText(record))
+    const response = await receiver.handleTrusted(apiRecordText(record))
     const { outcome } = response
     if (outcome === 'processed' || outcome === 'duplicate' || outcome === 'stale' || outcome === 'queued') counts[outcome]++
     else

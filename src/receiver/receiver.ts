@@ -18,6 +18,13 @@ import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
+import { checkExpected, type ExpectHook } from './expectations.js'
+import { confirmThroughApi, type ConfirmingClient } from './confirmation.js'
+import { oncePerSignedSequence } from './signed-sequence.js'
+import { STATE_RANK } from '../core/payment.js'
+
+export type { ConfirmingClient } from './confirmation.js'
+export type { ExpectedPayment, ExpectHook, ExpectQuery } from './expectations.js'
 
 export type {
   Delivery,
@@ -67,6 +74,20 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * receiver is created), off otherwise; `false` turns them off, an object passes the API or providers in.
    */
   telemetry?: boolean | TelemetryOptions
+  /**
+   * What you asked for, by order_number (amount, and any field you keep): a result that disagrees is refused
+   * (400 `result_mismatch`) before any handler runs. Stops a genuine result replayed under another order's
+   * number (docs/security.md). Return nothing for an order you do not know.
+   */
+  expect?: ExpectHook
+  /**
+   * The API client (`createClient()` from fpx-collect/client). With it, every new payment state is confirmed
+   * through the authenticated API before its handlers run, and they get the API's record: a result the API does
+   * not know yet is answered 503 so the service retries. On whenever `client` is given; `confirm: false` turns
+   * it off. Results from `handleTrusted` (reconciliation) came from the API and are not asked about again.
+   */
+  client?: ConfirmingClient
+  confirm?: boolean
 }
 
 export interface Receiver<TTransaction = undefined> {
@@ -142,6 +163,11 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const leaseMs = options.leaseMs ?? 60_000
   const busyWaitMs = options.busyWaitMs ?? 2000
   const requireFields = options.requireFields ?? []
+  const expectHook = options.expect
+  if (expectHook !== undefined && typeof expectHook !== 'function') throw new TypeError('expect must be a function')
+  const confirmer = options.confirm === false ? undefined : options.client
+  if (confirmer !== undefined && typeof confirmer.searchTransactions !== 'function')
+    throw new TypeError('client must be the API client (createClient from fpx-collect/client)')
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
     'payment.succeeded': [],
@@ -166,7 +192,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
    * `what` names the input for the catch-all, which turns an unexpected error into an answer; without it (the
    * inbox, which records the error itself) the error is thrown.
    */
-  async function dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string): Promise<ReceiverResponse> {
+  async function dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string, confirmed = kind === 'reconcile'): Promise<ReceiverResponse> {
     const { exchangeNumber, state } = verified
     try {
       // Inside the try: it reads the merchant's store, whose getters may throw.
@@ -219,13 +245,32 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         pauseMs *= 2
       }
 
+      let handled = verified
+      if (confirmer !== undefined && !confirmed) {
+        const known = await confirmThroughApi(confirmer, verified, trustedShapes)
+        if (known instanceof ReceiverError || known.state !== state) {
+          await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
+          if (!(known instanceof ReceiverError) && STATE_RANK[known.state] > STATE_RANK[state]) {
+            logger.info({ exchangeNumber, state, delivery: kind, currentState: known.state }, 'the status API already shows a later state; handling that instead')
+            return await dispatch(known, kind, what, true)
+          }
+          const error = known instanceof ReceiverError ? known : new ReceiverError('confirmation_pending', 'the status API does not show this state yet; retry later')
+          const level = error.status >= 500 ? 'warn' : 'error'
+          logger[level]({ exchangeNumber, state, delivery: kind, code: error.code, ...(error.cause === undefined ? {} : { err: error.cause }) }, `did not handle the result: ${error.message}`)
+          const response = refused(error, error.status >= 500 ? 'failed' : 'rejected', verified)
+          if (error.status === 503) response.headers['retry-after'] = '30'
+          return response
+        }
+        handled = known
+      }
+
       // A store in this process says itself when a busy payment is settled; others need this process's word.
       const running: { waiting?: Promise<void>; wake?: () => void } | undefined = inProcess === undefined ? {} : undefined
       if (running !== undefined) inFlight.set(exchangeNumber, running)
       try {
         const log = { exchangeNumber, state, delivery: kind }
         const name = EVENT_NAMES[state]
-        const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
+        const event: PaymentEvent<TTransaction> = new HandlerEvent(handled, name, previousState, kind, transaction)
         try {
           const handling = hooks.handlersFor(handlers[name], name, log)
           for (let i = 0; i < handling.length; i++) {
@@ -262,6 +307,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     }
   }
 
+  async function releaseQuietly(lease: LeaseRef, log: { exchangeNumber: string; state: PaymentState; delivery: ResultSource }): Promise<void> {
+    await store.release(lease).catch((releaseError: unknown) => {
+      logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
+    })
+  }
+
   /** A handler threw: the claim is released so that a redelivery runs the handlers again. */
   async function handlerFailed(
     error: unknown,
@@ -273,9 +324,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     const name = event.name
     logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
     hooks.handlerFailed(error, event)
-    await store.release(lease).catch((releaseError: unknown) => {
-      logger.error({ ...log, err: releaseError }, 'the store failed to release the claim; it frees itself when the lease expires')
-    })
+    await releaseQuietly(lease, log)
     const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
     const response = refused(new ReceiverError('handler_failed', message), 'failed', verified)
     handlerFailures.set(response, error)
@@ -342,7 +391,25 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     } catch (error) {
       return Promise.resolve(notAccepted(error, source, what))
     }
-    return inbox === undefined ? dispatch(verified, source, what) : queue(inbox, verified, source)
+    if (expectHook !== undefined) return expected(expectHook, verified, source, what)
+    return next(verified, source, what)
+  }
+
+  async function expected(hook: ExpectHook, verified: VerifiedPayment, source: ResultSource, what: string): Promise<ReceiverResponse> {
+    const error = await checkExpected(hook, verified)
+    if (error === undefined) return next(verified, source, what)
+    const level = error.status >= 500 ? 'error' : 'warn'
+    logger[level]({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber, ...(error.cause === undefined ? {} : { err: error.cause }) }, `refused ${what}: ${error.message}`)
+    const response = refused(error, error.status >= 500 ? 'failed' : 'rejected', verified)
+    if (error.status === 503) response.headers['retry-after'] = '5'
+    return response
+  }
+
+  /** Handles (or queues) a result; one no service address pins is also taken once per signed value sequence. */
+  function next(verified: VerifiedPayment, source: ResultSource, what: string): Promise<ReceiverResponse> {
+    const handle = (): Promise<ReceiverResponse> => (inbox === undefined ? dispatch(verified, source, what) : queue(inbox, verified, source))
+    if (verified.anchored) return handle()
+    return oncePerSignedSequence({ store, verified, owner: ownerPrefix + String(++deliveries), leaseMs, logger, source }, handle)
   }
 
   async function queue(into: AcceptingInbox, verified: VerifiedPayment, source: ResultSource): Promise<ReceiverResponse> {
