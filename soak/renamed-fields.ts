@@ -20,6 +20,12 @@ const { createClient } = await fromDist<Client>('client')
 const { startEmulator, DEMO_MERCHANT } = await fromDist<EmulatorModule>('emulator')
 const VARIANTS = Number(process.env.RENAMED_VARIANTS ?? 300)
 
+function first<T>(items: readonly T[], what: string): T {
+  const item = items[0]
+  if (item === undefined) throw new Error(`no ${what}`)
+  return item
+}
+
 const captured = new Map<string, string[]>()
 const capture = createServer((req, res) => {
   const chunks: Buffer[] = []
@@ -34,7 +40,7 @@ const capture = createServer((req, res) => {
 await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve))
 const callbackUrl = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/callback`
 const emulator = await startEmulator({ log: () => {}, delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
-const merchant = DEMO_MERCHANT.credentials[0]!
+const merchant = first(DEMO_MERCHANT.credentials, 'demo credential set')
 const client = createClient({ environment: { baseUrl: emulator.baseUrl }, uid: merchant.uid, authToken: merchant.authToken, checksumToken: merchant.checksumToken })
 
 let orders = 0
@@ -67,24 +73,24 @@ const broken: string[] = []
 // A: one success, its buyer fields holding made-up exchange numbers, moved into exchange_number every way.
 {
   const result = await paid(['approve'], { buyer_name: 'EXFAKE0000000001', buyer_email: 'EXFAKE0000000002@x.test' })
-  const { pairs, checksum } = signedPairs(result.bodies[0]!)
+  const { pairs, checksum } = signedPairs(first(result.bodies, 'callback'))
   const bodies = pairs.map((_, i) => moved(pairs, i, 'exchange_number')).filter((p): p is Pairs => p !== undefined).map((p) => formBody(p, checksum))
   const { receiver, runs } = receiverWith({})
-  await Promise.all([...bodies, result.bodies[0]!].map((body) => send(receiver, body)))
+  await Promise.all([...bodies, first(result.bodies, 'callback')].map((body) => send(receiver, body)))
   console.log(`A  many payments from one: ${bodies.length} rearrangements + the genuine result -> ${runs.length} handler run(s), exchange_numbers ${[...new Set(runs.map((r) => r.exchange))].join(', ')}`)
-  if (runs.length !== 1 || runs[0]!.exchange !== result.exchange) broken.push('A')
+  if (runs.length !== 1 || first(runs, 'handler run').exchange !== result.exchange) broken.push('A')
 }
 // B: the buyer's name is their expensive order's number; moved into order_number (with exchange_number).
 {
   const expensive = await paid([], { order_number: `EXPENSIVE-${process.pid}`, transaction_amount: '900.00' })
   const cheap = await paid(['approve'], { buyer_name: expensive.order })
-  const { pairs, checksum } = signedPairs(cheap.bodies[0]!)
+  const { pairs, checksum } = signedPairs(first(cheap.bodies, 'callback'))
   const from = indexOf(pairs, 'buyer_name')
   const variants = [moved(pairs, from, 'order_number', new Map([[from - 1, 'exchange_number']])), moved(pairs, from, 'order_number')].filter((p): p is Pairs => p !== undefined)
   const { receiver, runs } = receiverWith({})
   const answers = []
   for (const p of variants) answers.push((await send(receiver, formBody(p, checksum))).status)
-  await send(receiver, cheap.bodies[0]!)
+  await send(receiver, first(cheap.bodies, 'callback'))
   const paidOrders = runs.map((r) => r.order)
   console.log(`B  another order paid: ${variants.length} rearrangements answered ${answers.join(', ')}; orders handled: ${paidOrders.join(', ')}`)
   if (paidOrders.includes(expensive.order) || variants.length === 0) broken.push('B')
@@ -92,13 +98,13 @@ const broken: string[] = []
 // C: a B2B1 99, its code renamed away or its name given to the next value.
 {
   const result = await paid(['pending'], { model: 'B2B1' })
-  const { pairs, checksum } = signedPairs(result.bodies[0]!)
+  const { pairs, checksum } = signedPairs(first(result.bodies, 'callback'))
   const at = indexOf(pairs, 'fpx_debit_auth_code')
   const variants = [renamed(pairs, new Map([[at, 'fpx_debit_auth_codez']])), renamed(pairs, new Map([[at, 'fpx_debit_auth_cod'], [at + 1, 'fpx_debit_auth_code']]))].filter((p): p is Pairs => p !== undefined)
   const { receiver, runs } = receiverWith({})
   const answers = []
   for (const p of variants) answers.push((await send(receiver, formBody(p, checksum))).status)
-  const genuine = await send(receiver, result.bodies[0]!)
+  const genuine = await send(receiver, first(result.bodies, 'callback'))
   console.log(`C  pending read as failed: ${variants.length} rearrangements answered ${answers.join(', ')}; genuine 99 answered ${genuine.status} ${genuine.outcome}; states handled: ${runs.map((r) => r.state).join(', ')}`)
   if (runs.some((r) => r.state === 'failed') || genuine.outcome !== 'processed') broken.push('C')
 }
@@ -110,8 +116,8 @@ const broken: string[] = []
   let asKnown = 0
   let otherwise = 0
   for (const result of results) {
-    const record = (await client.searchTransactions('exchange_number', result.exchange))[0]!
-    const { pairs, checksum } = signedPairs(result.bodies[0]!)
+    const record = first(await client.searchTransactions('exchange_number', result.exchange), 'API record')
+    const { pairs, checksum } = signedPairs(first(result.bodies, 'callback'))
     const targets = ['exchange_number', 'order_number', 'payment_status', 'fpx_debit_auth_code', 'transaction_amount', 'status_url', ...pairs.map(([n]) => `${n}z`)]
     const moves = fc.array(fc.tuple(fc.nat({ max: pairs.length - 1 }), fc.constantFrom(...targets)), { minLength: 1, maxLength: 4 })
     for (const plan of fc.sample(moves, { numRuns: VARIANTS, seed: 20261125 })) {
