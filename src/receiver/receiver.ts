@@ -386,7 +386,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         logger.warn(
           { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: source },
           'a verified result carries no transaction_amount: the checksum does not sign field names, so confirm the ' +
-            'payment before fulfilling (give the receiver the API client, or an expect hook), or set requireFields: [\'transaction_amount\']',
+            'payment (client.paymentStatus, or give the receiver the API client) before fulfilling, or set requireFields: [\'transaction_amount\']',
         )
     } catch (error) {
       return Promise.resolve(notAccepted(error, source, what))
