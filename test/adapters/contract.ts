@@ -17,6 +17,7 @@ import {
   signed,
   tampered,
 } from './harness.js'
+import { formBody, indexOf, moved, type Pairs, signedPairs } from '../receiver/rearrange.js'
 
 const EVIL_ORDER = `<b>ORD-1</b> & "quoted" 'single'`
 
@@ -49,6 +50,20 @@ export function adapterContract(open: Open): void {
     expect(reply.status).toBe(401)
     expect(errorOf(reply).code).toBe('checksum_mismatch')
     expect(runs).toHaveLength(0)
+  })
+
+  it('refuses a genuine result replayed with a value moved into exchange_number, on either route, and takes the genuine one', async () => {
+    const { url, runs } = await start()
+    const fields = samplePaymentFields({ buyer_name: 'EX-PLANTED' })
+    const genuine = signed(fields)
+    const { pairs, checksum } = signedPairs(genuine.body)
+    const replay = { body: formBody(moved(pairs, indexOf(pairs, 'buyer_name'), 'exchange_number') as Pairs, checksum), contentType: FORM }
+    const callback = await post(url, '/fpx/callback', replay)
+    expect([callback.status, errorOf(callback).code]).toEqual([400, 'inconsistent_result'])
+    // The buyer's browser gets a page, not JSON, with the same status.
+    expect((await post(url, '/fpx/redirect', replay)).status).toBe(400)
+    expect((await post(url, '/fpx/callback', genuine)).status).toBe(200)
+    expect(runs.map((run) => run.payment.exchangeNumber)).toEqual([fields.exchange_number])
   })
 
   it('refuses a body over maxBodyBytes with 413, with or without Content-Length', async () => {
