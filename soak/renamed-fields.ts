@@ -6,10 +6,10 @@
  *
  * Environment: RENAMED_VARIANTS (generated rearrangements per result with confirmation on, default 300).
  */
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { type Core, fromDist } from '../bench/dist.js'
+import { DEMO } from '../test/emulator/harness.js'
+import { captureCallbacks } from '../test/receiver/callback-capture.js'
 import { formBody, indexOf, moved, type Pairs, renamed, signedPairs } from '../test/receiver/rearrange.js'
 
 type Client = typeof import('../src/client/index.js')
@@ -17,7 +17,7 @@ type EmulatorModule = typeof import('../src/emulator/index.js')
 
 const { createReceiver } = await fromDist<Core>('index')
 const { createClient } = await fromDist<Client>('client')
-const { startEmulator, DEMO_MERCHANT } = await fromDist<EmulatorModule>('emulator')
+const { startEmulator } = await fromDist<EmulatorModule>('emulator')
 const VARIANTS = Number(process.env.RENAMED_VARIANTS ?? 300)
 
 function first<T>(items: readonly T[], what: string): T {
@@ -26,21 +26,10 @@ function first<T>(items: readonly T[], what: string): T {
   return item
 }
 
-const captured = new Map<string, string[]>()
-const capture = createServer((req, res) => {
-  const chunks: Buffer[] = []
-  req.on('data', (chunk: Buffer) => chunks.push(chunk))
-  req.on('end', () => {
-    const body = Buffer.concat(chunks).toString('utf8')
-    const exchange = new URLSearchParams(body).get('exchange_number') ?? ''
-    captured.set(exchange, [...(captured.get(exchange) ?? []), body])
-    res.end('OK')
-  })
-})
-await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve))
-const callbackUrl = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/callback`
+const capture = await captureCallbacks()
+const callbackUrl = capture.url
 const emulator = await startEmulator({ log: () => {}, delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
-const merchant = first(DEMO_MERCHANT.credentials, 'demo credential set')
+const merchant = DEMO
 const client = createClient({ environment: { baseUrl: emulator.baseUrl }, uid: merchant.uid, authToken: merchant.authToken, checksumToken: merchant.checksumToken })
 
 let orders = 0
@@ -55,8 +44,7 @@ async function paid(outcomes: string[], input: Record<string, string> = {}): Pro
     const answer = await fetch(`${emulator.url}/__emulator/payments/${exchange}/complete`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ outcome }) })
     if (answer.status !== 200) throw new Error(`completing ${exchange}: ${answer.status}`)
   }
-  for (let i = 0; i < 500 && (captured.get(exchange)?.length ?? 0) < outcomes.length; i++) await new Promise((r) => setTimeout(r, 10))
-  return { order, exchange, bodies: captured.get(exchange) ?? [] }
+  return { order, exchange, bodies: await capture.bodies(exchange, outcomes.length) }
 }
 
 type Receiver = ReturnType<typeof createReceiver>
@@ -138,6 +126,6 @@ const broken: string[] = []
 }
 
 await emulator.stop()
-capture.close()
+await capture.close()
 console.log(broken.length === 0 ? 'every promise held' : `BROKEN: ${broken.join(', ')}`)
 process.exit(broken.length === 0 ? 0 : 1)

@@ -1,11 +1,10 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FpxClient } from '../../src/client/index.js'
 import { createReceiver, type PaymentEvent, type Receiver, type ReceiverOptions } from '../../src/index.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { demoClient, DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
+import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
 import { formBody, indexOf, moved, type Pairs, renamed, signedPairs } from './rearrange.js'
 
 const FORM = 'application/x-www-form-urlencoded'
@@ -69,38 +68,24 @@ describe('expect: what the merchant asked for', () => {
 describe('confirmation through the status API, against the emulator', () => {
   let emulator: Emulator
   let client: FpxClient
-  let capture: Server
-  let captureUrl: string
-  const captured = new Map<string, string[]>()
+  let capture: CallbackCapture
 
   beforeAll(async () => {
-    capture = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8')
-        const exchange = new URLSearchParams(body).get('exchange_number') ?? ''
-        captured.set(exchange, [...(captured.get(exchange) ?? []), body])
-        res.end('OK')
-      })
-    })
-    await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve))
-    captureUrl = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/callback`
+    capture = await captureCallbacks()
     emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
     client = demoClient(emulator)
   })
   afterAll(async () => {
     await emulator.stop()
-    await new Promise((resolve) => capture.close(resolve))
+    await capture.close()
   })
 
   /** A payment paid at the emulator, and the genuine callback bodies it sent (the service's, signed). */
   async function paid(outcomes: string[], overrides: Record<string, string> = {}): Promise<{ exchangeNumber: string; orderNumber: string; bodies: string[] }> {
-    const input = paymentInput({ callback_url: captureUrl, ...overrides })
+    const input = paymentInput({ callback_url: capture.url, ...overrides })
     const { exchangeNumber } = await client.createPayment(input)
     for (const outcome of outcomes) await emulator.complete(exchangeNumber as string, outcome)
-    for (let i = 0; i < 200 && (captured.get(exchangeNumber as string)?.length ?? 0) < outcomes.length; i++) await new Promise((r) => setTimeout(r, 10))
-    const bodies = captured.get(exchangeNumber as string) ?? []
+    const bodies = await capture.bodies(exchangeNumber as string, outcomes.length)
     expect(bodies).toHaveLength(outcomes.length)
     return { exchangeNumber: exchangeNumber as string, orderNumber: input.order_number, bodies }
   }
