@@ -1,6 +1,8 @@
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { serverBinary } from '../soak/servers.js'
+import { missing, skipping } from './requirements.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
 
 /*
@@ -81,17 +83,20 @@ describe.concurrent('soak in inbox mode: a handler outage, then recovery', () =>
 })
 
 // A private server of the run's own (redis-server, or initdb + pg_ctl), crashed mid-run and started again: the
-// shared ones are never restarted.
-const restartable = postgres && commandExists('redis-server') && commandExists('pg_ctl') && commandExists('initdb')
+// shared ones are never restarted. Missing programs fail these tests, naming them, unless FPX_SKIP=restart.
+const skipRestart = !postgres || skipping('restart')
 
-function commandExists(name: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${name}`]).status === 0
+function restartToolsPresent(names: readonly ('redis-server' | 'pg_ctl' | 'initdb')[]): void {
+  const absent = names.filter((name) => serverBinary(name) === undefined)
+  const where = names.includes('redis-server') ? 'on PATH' : 'on PATH or under /usr/lib/postgresql/<version>/bin'
+  if (absent.length > 0) throw missing('restart', `${absent.join(' and ')} not found ${where}`)
 }
 
 describe.concurrent('soak: the store crashes and restarts mid-run', () => {
   const restartRun = { SOAK_KILLS: '0', SOAK_RESTART_STORE: 'true', SOAK_DOWN_MS: '500' }
 
-  it.skipIf(!restartable)('Redis with AOF appendfsync always: no second run, no regression, nothing forgotten', async () => {
+  it.skipIf(skipRestart)('Redis with AOF appendfsync always: no second run, no regression, nothing forgotten', async () => {
+    restartToolsPresent(['redis-server'])
     const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'always' })
     expect(output).toMatch(/^restart\s+redis \(AOF, appendfsync always\) crashed after payment \d+/m)
     // The driver also fails the run on any second run here.
@@ -99,7 +104,8 @@ describe.concurrent('soak: the store crashes and restarts mid-run', () => {
     expect(code, output).toBe(0)
   }, 180_000)
 
-  it.skipIf(!restartable)('Redis without persistence: the restart is reported with what it forgot, and nothing is lost', async () => {
+  it.skipIf(skipRestart)('Redis without persistence: the restart is reported with what it forgot, and nothing is lost', async () => {
+    restartToolsPresent(['redis-server'])
     const { code, output } = await runSoak('redis', { ...restartRun, SOAK_REDIS_AOF: 'no' })
     const figures = /second runs across the restart (\d+), regressions (\d+), payments the store forgot (\d+), lost 0/.exec(output)
     expect(figures, output).not.toBeNull()
@@ -108,7 +114,8 @@ describe.concurrent('soak: the store crashes and restarts mid-run', () => {
     expect(code, output).toBe(0)
   }, 180_000)
 
-  it.skipIf(!restartable)('PostgreSQL, transactional: no second run across the restart', async () => {
+  it.skipIf(skipRestart)('PostgreSQL, transactional: no second run across the restart', async () => {
+    restartToolsPresent(['pg_ctl', 'initdb'])
     const { code, output } = await runSoak('postgres', restartRun)
     expect(output).toMatch(/^restart\s+postgres, transactional crashed after payment \d+/m)
     expect(output).toMatch(/second runs across the restart 0, regressions 0, payments the store forgot 0, lost 0/)
