@@ -6,6 +6,8 @@ export default defineConfig({
   resolve: { tsconfigPaths: true },
   test: {
     include: ['test/**/*.test.ts'],
+    // Validates FPX_SKIP and, when set, ends the run with a line saying what was skipped.
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
   },
 })

@@ -6,7 +6,7 @@
  * state, nothing lost, and no second run beyond what the store promises. Exits non-zero on any violation.
  *
  *   npx tsx soak/driver.ts [--store=redis|postgres|both] [--payments=10000] [--workers=4] [--kills=2] ...
- *   npx tsx soak/driver.ts --inbox [--outage-ms=140000] [--backoff-max-ms=5000]   (inbox mode, soak/inbox.ts)
+ *   npx tsx soak/driver.ts --inbox [--outage-ms=140000] [--backoff-max-ms=5000] [--processed-within-periods=1]   (inbox mode, soak/inbox.ts)
  *
  * Every flag is also an environment variable (SOAK_STORE, SOAK_PAYMENTS, ...); see soak/config.ts.
  */

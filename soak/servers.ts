@@ -4,10 +4,10 @@
  * immediate shutdown) and started again on the same port and data, and is stopped and removed at the end.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { accessSync, constants, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { createServer, connect } from 'node:net'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { delimiter, join } from 'node:path'
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -40,6 +40,44 @@ async function waitForPort(port: number, ms: number, what: string): Promise<void
   }
 }
 
+function executable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** Debian keeps PostgreSQL's server programs out of PATH, under /usr/lib/postgresql/<version>/bin. */
+const DEBIAN_POSTGRES = '/usr/lib/postgresql'
+
+/**
+ * Where a server program is: the first on PATH, else (pg_ctl, initdb) under the newest of Debian's
+ * /usr/lib/postgresql/<version>/bin. Undefined when it is in neither.
+ */
+export function serverBinary(name: 'redis-server' | 'pg_ctl' | 'initdb', env: NodeJS.ProcessEnv = process.env, debianRoot = DEBIAN_POSTGRES): string | undefined {
+  for (const dir of (env.PATH ?? '').split(delimiter)) if (dir !== '' && executable(join(dir, name))) return join(dir, name)
+  if (name === 'redis-server') return undefined
+  let versions: string[]
+  try {
+    versions = readdirSync(debianRoot)
+  } catch {
+    return undefined
+  }
+  for (const version of versions.sort((a, b) => Number(b) - Number(a) || b.localeCompare(a))) {
+    const path = join(debianRoot, version, 'bin', name)
+    if (executable(path)) return path
+  }
+  return undefined
+}
+
+function required(name: 'redis-server' | 'pg_ctl' | 'initdb'): string {
+  const path = serverBinary(name)
+  if (path === undefined) throw new Error(`${name} is neither on PATH nor under ${DEBIAN_POSTGRES}/<version>/bin`)
+  return path
+}
+
 export type RedisPersistence = 'none' | 'everysec' | 'always'
 
 export class PrivateRedis {
@@ -66,7 +104,7 @@ export class PrivateRedis {
   }
 
   private async launch(): Promise<void> {
-    const child = spawn('redis-server', this.args, { stdio: 'ignore' })
+    const child = spawn(required('redis-server'), this.args, { stdio: 'ignore' })
     this.child = child
     await Promise.race([
       waitForPort(this.port, 10_000, 'redis-server'),
@@ -96,7 +134,8 @@ export class PrivateRedis {
 }
 
 /** PostgreSQL's tools refuse to run as root: run them as the postgres user then. */
-function asPostgres(command: string, args: string[]): { file: string; args: string[] } {
+function asPostgres(name: 'pg_ctl' | 'initdb', args: string[]): { file: string; args: string[] } {
+  const command = required(name)
   if (process.getuid?.() !== 0) return { file: command, args }
   return { file: 'runuser', args: ['-u', 'postgres', '--', command, ...args] }
 }

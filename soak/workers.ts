@@ -5,7 +5,9 @@ import type { WorkerMessage, WorkerSettings } from './protocol.js'
 const WORKER_PATH = fileURLToPath(new URL('./worker.ts', import.meta.url))
 // Resolved here rather than by name so the workers start whatever the driver's working directory.
 const TSX = import.meta.resolve('tsx')
-const READY_TIMEOUT_MS = 30_000
+// Only catches a worker that never starts: on two cores shared with the whole test suite and other jobs, starting
+// (tsx compiling the receiver) took over 30 s.
+const READY_TIMEOUT_MS = 180_000
 
 /** One worker process. Requests count against the process, not its slot, so a kill reads its own in-flight. */
 export class Worker {

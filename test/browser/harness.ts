@@ -4,18 +4,19 @@ import { expect } from 'vitest'
 import { startExpressShop } from '../../examples/express/app.js'
 import type { Order, RunningShop } from '../../examples/shared/shop.js'
 import { DEMO, type Emulator, launch } from '../emulator/harness.js'
+import { missing, skipping } from '../requirements.js'
 
 /**
  * The browser tests' rig: real Chromium (Debian's package; playwright cannot download its own here), the
  * emulator and the Express example shop, each on 127.0.0.1 port 0, all in this process so the tests can read
  * the shop's order book and log.
  */
-// CHROMIUM_PATH points at another build (or at nothing, to see the skip).
+// CHROMIUM_PATH points at another build.
 export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium'
-const present = existsSync(CHROMIUM)
-// In CI a missing browser must fail the run (launch throws), never pass it silently by skipping.
-export const skipBrowser = !present && !process.env.CI
-if (skipBrowser) console.warn(`SKIPPING the browser tests: ${CHROMIUM} is missing (apt-get install chromium); with CI set they fail instead`)
+// A missing browser fails the files that need it, naming what to install, unless FPX_SKIP=browser asks to skip them:
+// a run that skipped them silently would pass without testing the pages.
+export const skipBrowser = skipping('browser')
+if (!skipBrowser && !existsSync(CHROMIUM)) throw missing('browser', `Chromium is not at ${CHROMIUM}`)
 
 const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-quic', '--no-first-run', '--disable-component-update', '--disable-sync']
 const SHOTS = 'test-results/browser'

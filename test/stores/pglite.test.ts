@@ -7,7 +7,7 @@ import { createReceiver } from '../../src/index.js'
 import { type PostgresStore, postgresStore } from '../../src/stores/postgres/store.js'
 import { samplePaymentFields } from '../../src/testing.js'
 import { storeContract } from './contract.js'
-import { createOrders, deliver, Gate, ordersOf, pruneSuite, schemaSuite, TOKEN, transactionalSuite, uniqueTable } from './postgres-suites.js'
+import { createOrders, deliver, Gate, ordersOf, pruneSuite, schemaSuite, TOKEN, transactionalSuite, transactionSeen, uniqueTable } from './postgres-suites.js'
 
 // PGlite is the embedded PostgreSQL: no server to reach, so nothing here is ever skipped. Starting an instance
 // takes seconds, so the in-memory suites share one, each on tables of its own.
@@ -42,9 +42,16 @@ describe('PGlite, transactional', () => {
     client: () => db,
   })
 
-  it('types event.transaction as a PGlite Transaction', () => {
-    expectTypeOf(postgresStore({ client: db, transactional: true })).toEqualTypeOf<PostgresStore<Transaction>>()
-    expectTypeOf(postgresStore({ client: db })).toEqualTypeOf<PostgresStore>()
+  it('types event.transaction as a PGlite Transaction, and gives the handler one at run time', async () => {
+    const [transactional, plain] = [uniqueTable('types_tx'), uniqueTable('types')]
+    const store = postgresStore({ client: db, table: transactional, transactional: true })
+    const plainStore = postgresStore({ client: db, table: plain })
+    expectTypeOf(store).toEqualTypeOf<PostgresStore<Transaction>>()
+    expectTypeOf(plainStore).toEqualTypeOf<PostgresStore>()
+    // What the types promise, at run time: the open transaction in transactional mode, nothing otherwise.
+    const seen = await transactionSeen(store, db, transactional)
+    expect([typeof seen?.query, typeof seen?.rollback]).toEqual(['function', 'function'])
+    expect(await transactionSeen(plainStore, db, plain)).toBeUndefined()
   })
 
   it('has a concurrent duplicate wait for the first delivery, then answers it duplicate', async () => {

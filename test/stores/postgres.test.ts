@@ -16,6 +16,7 @@ import {
   type StoreTweaks,
   TOKEN,
   transactionalSuite,
+  transactionSeen,
   uniqueTable,
 } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
@@ -39,13 +40,6 @@ describe('postgresStore options', () => {
     expect(() => postgresStore({ client, table: 'billing.fpx_payments', pruneEvery: 0 })).not.toThrow()
   })
 
-  it('types event.transaction as a PoolClient in transactional mode, and leaves it undefined otherwise', async () => {
-    const pool = new pg.Pool({ connectionString: DATABASE_URL })
-    expectTypeOf(postgresStore({ client: pool, transactional: true })).toEqualTypeOf<PostgresStore<pg.PoolClient>>()
-    expectTypeOf(postgresStore({ client: pool })).toEqualTypeOf<PostgresStore>()
-    expectTypeOf(postgresStore({ client: new pg.Client() })).toEqualTypeOf<PostgresStore>()
-    await pool.end()
-  })
 })
 
 describe.skipIf(!available)('PostgreSQL store', () => {
@@ -72,6 +66,20 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_inbox"`)
     await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_timeline"`)
     await Promise.all(pools.map((pool) => pool.end()))
+  })
+
+  it('types event.transaction as a PoolClient in transactional mode, and leaves it undefined otherwise', async () => {
+    const [transactional, plain] = [uniqueTable('types_tx'), uniqueTable('types')]
+    const store = postgresStore({ client: newPool(2), table: transactional, transactional: true })
+    const plainStore = postgresStore({ client: admin(), table: plain })
+    expectTypeOf(store).toEqualTypeOf<PostgresStore<pg.PoolClient>>()
+    expectTypeOf(plainStore).toEqualTypeOf<PostgresStore>()
+    expectTypeOf(postgresStore({ client: new pg.Client() })).toEqualTypeOf<PostgresStore>()
+    // What the types promise, at run time: the pool's client holding the transaction, nothing otherwise.
+    const seen = await transactionSeen(store, admin(), transactional)
+    expect(seen).toBeInstanceOf(pg.Client)
+    expect(typeof seen?.release).toBe('function')
+    expect(await transactionSeen(plainStore, admin(), plain)).toBeUndefined()
   })
 
   storeContract({

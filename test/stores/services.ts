@@ -1,9 +1,10 @@
 import { connect } from 'node:net'
+import { missing, skipping } from '../requirements.js'
 
 /**
- * Where the store tests find their services, and what happens when one is missing: locally a loud warning and
- * the suite skips (so `npm test` works on a laptop without Redis or PostgreSQL); under CI a missing service is a
- * failure, because a skipped store suite there would pass without testing anything.
+ * Where the store tests find their services, and what happens when one is missing: the files that need it fail,
+ * saying what is missing and how to start it, on any machine (a skipped store suite would pass without testing
+ * anything). FPX_SKIP=redis or FPX_SKIP=postgres skips them on purpose instead (test/requirements.ts).
  */
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379'
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
@@ -47,16 +48,16 @@ function probe(url: string): Promise<string | undefined> {
   })
 }
 
+const SERVICES = { Redis: 'redis', PostgreSQL: 'postgres' } as const
+
 /**
- * Whether `name` answers at `url` (a TCP connection is enough: the suite itself reports anything deeper).
- * Use with top-level await and `describe.skipIf(!available)`. Throws under CI when the service is missing.
+ * Whether the tests needing `name` run: true when it answers at `url` (a TCP connection is enough: the suite itself
+ * reports anything deeper), false when FPX_SKIP names it. Otherwise throws, so that the file fails with the reason.
+ * Use with top-level await and `describe.skipIf(!available)`.
  */
-export async function serviceAvailable(name: string, url: string): Promise<boolean> {
+export async function serviceAvailable(name: keyof typeof SERVICES, url: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  if (skipping(SERVICES[name], env)) return false
   const problem = await probe(url)
   if (problem === undefined) return true
-  const message = `${name} is not reachable at ${redactUrl(url)} (${problem})`
-  if (process.env.CI) throw new Error(`${message}; CI is set, so the ${name} store tests fail instead of skipping`)
-  const bar = '!'.repeat(100)
-  console.warn(`\n${bar}\n!! SKIPPING the ${name} store tests: ${message}.\n!! Start ${name} or set the URL to run them.\n${bar}\n`)
-  return false
+  throw missing(SERVICES[name], `${name} is not reachable at ${redactUrl(url)} (${problem})`)
 }
