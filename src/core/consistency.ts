@@ -19,13 +19,48 @@ const SERVICE_ADDRESSES = [
 ] as const
 
 const CORPORATE_MODEL = 'B2B1'
+const SUCCESS_CODE = '00'
+/** Spec: retry_url is the address "to retry a failed payment"; only failed results carry one. */
+const RETRY_PATH = '/v1/retry/'
+/** A bank's debit authorisation code as the spec and real messages show it: two characters. */
+const BANK_CODE = /^[0-9A-Z]{2}$/
+/**
+ * The fields the minimal shape starts with, in name order, and the values an optional one may hold: the
+ * required three, with the bank's code and the model between them (a minimal B2B1 99), whose values cannot be
+ * an exchange or order number.
+ */
+const MINIMAL_START: readonly { name: string; optional?: RegExp }[] = [
+  { name: 'exchange_number' },
+  { name: 'fpx_debit_auth_code', optional: BANK_CODE },
+  { name: 'fpx_model', optional: /^(B2C|B2B1)$/ },
+  { name: 'order_number' },
+  { name: 'payment_status' },
+]
+
+/** Whether the signed names start as the minimal shape's, nothing before or between (see Consistency). */
+function startsMinimal(message: Message): boolean {
+  const order = message.shape.signedOrder
+  let at = 0
+  for (const field of MINIMAL_START) {
+    const position = order[at]
+    const name = position === undefined ? undefined : message.names[position]
+    if (name === field.name && (field.optional === undefined || field.optional.test(message.textAt(position as number)))) at++
+    else if (field.optional === undefined) return false
+  }
+  return true
+}
+/** payment_stage values that say the payment did not (yet) succeed. */
+const NOT_PAID_STAGES = new Set(['payment_unsuccessful', 'payment_pending'])
 
 export interface Consistency {
-  /**
-   * Whether a service address pinned the exchange_number. A result without one (the minimal shape) cannot be
-   * pinned, so the receiver also deduplicates it by its signed value sequence.
-   */
+  /** Whether a service address (status_url, receipt_url) pinned the exchange_number. */
   readonly anchored: boolean
+  /**
+   * Whether the first three signed names are exchange_number, order_number and payment_status, as in the minimal
+   * shape. Then no value was moved into them: a value from before would stand first, one from between would stand
+   * between, and what follows payment_status cannot move up. Without a service address, only this shape is pinned.
+   */
+  readonly minimalFirst: boolean
 }
 
 function inconsistent(detail: string): ReceiverError {
@@ -71,26 +106,46 @@ function leaves(value: FieldValue, visit: (text: string) => void): void {
  * `inconsistent_result` naming what did not agree (never a value: a value may be the buyer's data).
  */
 export function checkConsistency(message: Message, exchangeNumber: string, state: PaymentState): Consistency {
-  const code = message.text('fpx_debit_auth_code')
-  if (code !== undefined && code.includes('|')) throw inconsistent('fpx_debit_auth_code holds more than one value')
+  const code = message.text('fpx_debit_auth_code') ?? ''
+  if (code.includes('|')) throw inconsistent('fpx_debit_auth_code holds more than one value')
+  // Attack C and its mirror: a code renamed away, or another value given its name, changes the state.
+  if (state === 'succeeded' && code !== '' && code !== SUCCESS_CODE)
+    throw inconsistent('payment_status says succeeded but fpx_debit_auth_code is not 00')
+  const codeStands = BANK_CODE.test(code)
   let anchored = false
   let corporate = false
   let approvalPending = false
+  let notPaid = false
+  let nestedAddress = false
   let problem: string | undefined
   const names = message.names
   for (let i = 0; i < names.length && problem === undefined; i++) {
     const name = names[i] as string
     if (name === 'checksum') continue
-    leaves(message.fields.value(i), (text) => {
+    const value = message.fields.value(i)
+    const nested = isNested(value)
+    leaves(value, (text) => {
       if (problem !== undefined) return
-      if (state === 'failed') {
+      if (!codeStands) {
         corporate ||= hasSegment(text, CORPORATE_MODEL)
         approvalPending ||= hasSegment(text, PENDING_APPROVAL_CODE)
       }
-      if (!text.includes('/v1/')) return
+      if (state === 'succeeded') notPaid ||= NOT_PAID_STAGES.has(text)
+      if (!text.includes('/v1/') || !(text.startsWith('https://') || text.startsWith('http://'))) return
+      if (state === 'succeeded' && text.includes(RETRY_PATH)) {
+        problem = 'payment_status says succeeded but the result carries a retry address, which only failed payments have'
+        return
+      }
       for (const address of SERVICE_ADDRESSES) {
         const at = text.indexOf(address.path)
         if (at === -1) continue
+        // Inside a nested field it may be a link of the shop's own (params): not checked, but then it cannot be
+        // told from a genuine address hidden under a bracket name, so the result does not count as pinned by
+        // its first value either.
+        if (nested) {
+          nestedAddress = true
+          continue
+        }
         // A genuine address is one URL under its own name; elsewhere, or merged with other values, it was moved.
         if (name !== address.name || text.includes('|')) {
           problem = `a service ${address.name} value stands under another name`
@@ -104,10 +159,14 @@ export function checkConsistency(message: Message, exchangeNumber: string, state
       }
     })
   }
-  // Attack C: a B2B1 99 whose code was renamed away reads as failed. Only B2B1 has 99, and a genuine failure
-  // carries its own code, so a failed B2B1 result holding a 99 anywhere is not proven failed.
-  if (problem === undefined && corporate && approvalPending)
-    problem = 'a B2B1 result reads as failed but carries a pending approval code (99) under another name than fpx_debit_auth_code'
+  if (problem === undefined && !codeStands && approvalPending) {
+    // With no code standing under its own name, a 99 elsewhere may be the pending approval's code, moved.
+    if (state === 'failed' && (code === '' || corporate))
+      problem = 'the result reads as failed but a pending approval code (99) stands under another name than fpx_debit_auth_code'
+    else if (state === 'succeeded' && corporate)
+      problem = 'the result reads as succeeded but a pending approval code (99) stands under another name than fpx_debit_auth_code'
+  }
+  if (problem === undefined && notPaid) problem = 'payment_status says succeeded but a payment_stage value says the payment did not succeed'
   if (problem !== undefined) throw inconsistent(problem)
-  return { anchored }
+  return { anchored, minimalFirst: !nestedAddress && startsMinimal(message) }
 }

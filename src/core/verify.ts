@@ -13,6 +13,9 @@ import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-qu
 import { type FieldValue, toPlain } from './values.js'
 import { mismatchError, recoverMismatch } from './verify-fallback.js'
 
+/** What verification does with a result whose exchange_number nothing pins: refuse it, or leave it to the API. */
+export type UnpinnedResults = 'refuse' | 'accept'
+
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
   maxBodyBytes?: number
@@ -33,10 +36,11 @@ export class VerifiedPayment {
   /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
   unsignedSource: string | undefined = undefined
   /**
-   * Whether a service address (status_url, receipt_url) pinned exchange_number. Results without one are also
-   * deduplicated by their signed value sequence (docs/security.md). True for API records.
+   * Whether exchange_number is pinned to its value: a service address (status_url, receipt_url) names it, or the
+   * result starts with exchange_number, order_number and payment_status (docs/security.md). True for API records. Unpinned results are refused unless the
+   * receiver confirms them through the status API.
    */
-  anchored = true
+  pinned = true
 
   constructor(
     private readonly message: Message,
@@ -52,11 +56,6 @@ export class VerifiedPayment {
   has(name: string): boolean {
     const value = this.message.text(name)
     return value !== undefined && value !== ''
-  }
-
-  /** The checksum as received, lower-cased: it names the signed value sequence, whatever the names. */
-  get checksum(): string | undefined {
-    return this.message.text('checksum')?.toLowerCase()
   }
 
   /** order_number as received (always present: required), without building the typed view. */
@@ -106,7 +105,10 @@ export class Verifier {
   readonly maxBodyBytes: number
   private readonly logger: Logger
 
-  constructor(options: VerifyOptions) {
+  constructor(
+    options: VerifyOptions,
+    private readonly unpinned: UnpinnedResults = 'accept',
+  ) {
     this.lookup = tokenLookup(options)
     this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
@@ -170,7 +172,7 @@ export class Verifier {
     if (rendering === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
-    const verified = signedPayment(message, rendering)
+    const verified = signedPayment(message, rendering, this.unpinned)
     if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
@@ -183,7 +185,7 @@ export class Verifier {
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
-    const verified = signedPayment(recovered.message, recovered.rendering)
+    const verified = signedPayment(recovered.message, recovered.rendering, this.unpinned)
     verified.credential = recovered.credential
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
@@ -212,9 +214,17 @@ export function validateAndClassify(message: Message, rendering: Rendering, what
 }
 
 /** A result whose checksum matched: validated, classified, and its values checked against their names. */
-function signedPayment(message: Message, rendering: Rendering): VerifiedPayment {
+function signedPayment(message: Message, rendering: Rendering, unpinned: UnpinnedResults): VerifiedPayment {
   const verified = validateAndClassify(message, rendering, 'signed message')
-  verified.anchored = checkConsistency(message, verified.exchangeNumber, verified.state).anchored
+  const { anchored, minimalFirst } = checkConsistency(message, verified.exchangeNumber, verified.state)
+  verified.pinned = anchored || minimalFirst
+  if (!verified.pinned && unpinned === 'refuse')
+    throw new ReceiverError(
+      'inconsistent_result',
+      'the result carries no status_url or receipt_url naming its exchange_number, and fields sort before or ' +
+        'between exchange_number, order_number and payment_status, so a value may have been moved into them; give the ' +
+        'receiver the API client to confirm such results',
+    )
   return verified
 }
 

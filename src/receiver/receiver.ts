@@ -19,11 +19,10 @@ import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 import { checkExpected, type ExpectHook } from './expectations.js'
-import { confirmThroughApi, type ConfirmingClient } from './confirmation.js'
-import { oncePerSignedSequence } from './signed-sequence.js'
+import { confirmingClients, confirmThroughApi, type ConfirmingClients } from './confirmation.js'
 import { STATE_RANK } from '../core/payment.js'
 
-export type { ConfirmingClient } from './confirmation.js'
+export type { ConfirmingClient, ConfirmingClients } from './confirmation.js'
 export type { ExpectedPayment, ExpectHook, ExpectQuery } from './expectations.js'
 
 export type {
@@ -85,9 +84,19 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * through the authenticated API before its handlers run, and they get the API's record: a result the API does
    * not know yet is answered 503 so the service retries. On whenever `client` is given; `confirm: false` turns
    * it off. Results from `handleTrusted` (reconciliation) came from the API and are not asked about again.
+   * Partners with several merchants' credential sets pass a function that returns the client of the set whose
+   * Checksum Token matched (`credential.uid`); one merchant's sets all see its payments, so one client serves.
    */
-  client?: ConfirmingClient
+  client?: ConfirmingClients
   confirm?: boolean
+  /**
+   * A result with neither status_url nor receipt_url naming its exchange_number, and fields sorting before or
+   * between exchange_number, order_number and payment_status, cannot be told from a genuine result whose names were
+   * rearranged (docs/security.md): without
+   * `client` it is refused (400 `inconsistent_result`). The service's results carry status_url, so only results
+   * built by hand have this shape; `'accept'` takes them as before, for tests of such shapes.
+   */
+  unpinnedResults?: 'refuse' | 'accept'
 }
 
 export interface Receiver<TTransaction = undefined> {
@@ -158,16 +167,15 @@ async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
 
 export function createReceiver<TTransaction = undefined>(options: ReceiverOptions<TTransaction>): Receiver<TTransaction> {
   const logger = safeLogger(options.logger)
-  const verifier = new Verifier(options)
+  const confirmer = options.confirm === false || options.client === undefined ? undefined : confirmingClients(options.client)
+  // Confirmation settles what a result's names cannot: with it, results nothing pins are left to the API.
+  const verifier = new Verifier(options, confirmer === undefined ? (options.unpinnedResults ?? 'refuse') : 'accept')
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const leaseMs = options.leaseMs ?? 60_000
   const busyWaitMs = options.busyWaitMs ?? 2000
   const requireFields = options.requireFields ?? []
   const expectHook = options.expect
   if (expectHook !== undefined && typeof expectHook !== 'function') throw new TypeError('expect must be a function')
-  const confirmer = options.confirm === false ? undefined : options.client
-  if (confirmer !== undefined && typeof confirmer.searchTransactions !== 'function')
-    throw new TypeError('client must be the API client (createClient from fpx-collect/client)')
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = {
     'payment.pending': [],
     'payment.succeeded': [],
@@ -247,7 +255,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
       let handled = verified
       if (confirmer !== undefined && !confirmed) {
-        const known = await confirmThroughApi(confirmer, verified, trustedShapes)
+        const known = await confirmThroughApi(confirmer, verified, trustedShapes, Math.floor(leaseMs / 2))
         if (known instanceof ReceiverError || known.state !== state) {
           await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
           if (!(known instanceof ReceiverError) && STATE_RANK[known.state] > STATE_RANK[state]) {
@@ -255,8 +263,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
             return await dispatch(known, kind, what, true)
           }
           const error = known instanceof ReceiverError ? known : new ReceiverError('confirmation_pending', 'the status API does not show this state yet; retry later')
-          const level = error.status >= 500 ? 'warn' : 'error'
-          logger[level]({ exchangeNumber, state, delivery: kind, code: error.code, ...(error.cause === undefined ? {} : { err: error.cause }) }, `did not handle the result: ${error.message}`)
+          const level = error.code === 'confirmation_pending' ? 'warn' : 'error'
+          logger[level]({ exchangeNumber, state, delivery: kind, code: error.code }, `did not handle the result: ${error.message}`)
           const response = refused(error, error.status >= 500 ? 'failed' : 'rejected', verified)
           if (error.status === 503) response.headers['retry-after'] = '30'
           return response
@@ -405,11 +413,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     return response
   }
 
-  /** Handles (or queues) a result; one no service address pins is also taken once per signed value sequence. */
   function next(verified: VerifiedPayment, source: ResultSource, what: string): Promise<ReceiverResponse> {
-    const handle = (): Promise<ReceiverResponse> => (inbox === undefined ? dispatch(verified, source, what) : queue(inbox, verified, source))
-    if (verified.anchored) return handle()
-    return oncePerSignedSequence({ store, verified, owner: ownerPrefix + String(++deliveries), leaseMs, logger, source }, handle)
+    return inbox === undefined ? dispatch(verified, source, what) : queue(inbox, verified, source)
   }
 
   async function queue(into: AcceptingInbox, verified: VerifiedPayment, source: ResultSource): Promise<ReceiverResponse> {

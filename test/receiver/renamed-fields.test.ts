@@ -23,6 +23,19 @@ function genuine(overrides: Record<string, string> = {}): { body: string; pairs:
 
 const deliver = (receiver: Receiver, body: string) => receiver.handle({ kind: 'callback', body, contentType: FORM })
 
+/**
+ * A failure as the service sends one: its stage, and the retry address only failed payments get (spec). Its
+ * fpx_status true is what an attacker would move into payment_status.
+ */
+const FAILED_51 = {
+  payment_status: 'false',
+  fpx_debit_auth_code: '51',
+  fpx_status: 'true',
+  transaction_amount_received: '0.00',
+  payment_stage: 'payment_unsuccessful',
+  retry_url: 'https://sandbox.example.test/api/v1/retry/ABCDE0000000001?uid=u',
+}
+
 /** A B2B1 payment pending corporate approval, as the first callback carries it. */
 const PENDING = { payment_status: 'false', fpx_debit_auth_code: '99', fpx_model: 'B2B1', payment_stage: 'payment_pending', transaction_amount_received: '0.00' }
 
@@ -76,22 +89,44 @@ describe('renamed-field replays, with the defaults (attacks from docs/security.m
     expect(events.map((event) => event.state)).toEqual(['pending'])
   })
 
-  it('a result no service address pins (the minimal shape) is handled once whatever its names', async () => {
-    const minimal = { buyer_name: 'EX-OTHER-1', exchange_number: 'EX-REAL-1', order_number: 'ORD-1', payment_status: 'true' }
-    const { body } = signCallback(minimal, TOKEN)
-    const { pairs, checksum } = signedPairs(body)
-    const variant = moved(pairs, indexOf(pairs, 'buyer_name'), 'exchange_number')
-    expect(variant).toBeDefined()
+  it('a result no service address pins is taken only when exchange_number is its first signed value', async () => {
+    // The minimal shape: nothing sorts before exchange_number, so nothing can be moved into it.
+    const minimal = { exchange_number: 'EX-REAL-1', order_number: 'ORD-1', payment_status: 'true' }
+    const withBuyer = { buyer_name: 'EX-OTHER-1', ...minimal }
+    const { pairs, checksum } = signedPairs(signCallback(withBuyer, TOKEN).body)
+    const variant = formBody(moved(pairs, indexOf(pairs, 'buyer_name'), 'exchange_number') as Pairs, checksum)
     const { receiver, events } = recorded()
-    const first = await deliver(receiver, formBody(variant!, checksum))
-    const second = await deliver(receiver, body)
-    expect([first.outcome, second.outcome]).toEqual(['processed', 'duplicate'])
-    expect(events).toHaveLength(1)
-    // Another genuine result of the same payment (the callback after a minimal redirect) is deduplicated as ever.
-    const { receiver: fresh, events: freshEvents } = recorded()
-    await deliver(fresh, body)
-    expect((await deliver(fresh, signCallback({ ...minimal, transaction_amount: '5.00' }, TOKEN).body)).outcome).toBe('duplicate')
-    expect(freshEvents).toHaveLength(1)
+    expect((await deliver(receiver, signCallback(minimal, TOKEN).body)).outcome).toBe('processed')
+    for (const body of [variant, signCallback(withBuyer, TOKEN).body]) {
+      const answer = await deliver(receiver, body)
+      expect(answer).toMatchObject({ status: 400, error: { code: 'inconsistent_result' } })
+      expect(answer.error?.message).toContain('API client')
+    }
+    expect(events.map((event) => event.payment.exchangeNumber)).toEqual(['EX-REAL-1'])
+    // A status_url hidden under a bracket name does not make the first value count as pinned.
+    const hidden = signCallback({ ...minimal, exchange_number: 'EX-REAL-2', 'z[u]': 'https://s.test/api/v1/status/EX-REAL-1?uid=1' }, TOKEN).body
+    expect((await deliver(receiver, hidden)).error?.code).toBe('inconsistent_result')
+  })
+
+  it('a failure or a pending approval is not read as succeeded when a true value is moved into payment_status', async () => {
+    const { receiver, events } = recorded()
+    for (const state of [FAILED_51, { ...PENDING, fpx_status: 'true' }]) {
+      const result = genuine(state)
+      const from = indexOf(result.pairs, 'fpx_status')
+      const code = indexOf(result.pairs, 'fpx_debit_auth_code')
+      const variants = [
+        moved(result.pairs, from, 'payment_status', new Map([[from - 1, 'order_number']])),
+        moved(result.pairs, from, 'payment_status', new Map([[from - 1, 'order_number'], [code, 'fpx_debit_auth_codez']])),
+      ].filter((pairs): pairs is Pairs => pairs !== undefined)
+      expect(variants.length).toBe(2)
+      const [kept, renamedAway] = variants.map((pairs) => formBody(pairs, result.checksum)) as [string, string]
+      // With the code still under its name: a 51 beside payment_status true is refused, a 99 still reads as pending.
+      const first = await deliver(receiver, kept)
+      if (result.fields.fpx_debit_auth_code === '99') expect(first.payment?.state).toBe('pending')
+      else expect(first.error?.code).toBe('inconsistent_result')
+      expect((await deliver(receiver, renamedAway)).error?.code).toBe('inconsistent_result')
+    }
+    expect(events.map((event) => event.state)).toEqual(['pending'])
   })
 
   it('keeps accepting genuine results: extra unknown fields, a buyer name with a pipe, and a failure carrying 99 elsewhere in B2C', async () => {
@@ -99,8 +134,12 @@ describe('renamed-field replays, with the defaults (attacks from docs/security.m
     const extra = genuine({ interface_name: 'Shop', interface_uid: 'x', id: '7', bank: 'MBB', token: '' })
     const piped = genuine({ buyer_name: 'A|B', product_description: 'x' })
     const failed = genuine({ payment_status: 'false', fpx_debit_auth_code: '1C', payment_id: '99', transaction_amount_received: '0.00' })
-    for (const result of [extra, piped, failed]) expect((await deliver(receiver, result.body)).outcome).toBe('processed')
-    expect(events.map((event) => event.state)).toEqual(['succeeded', 'succeeded', 'failed'])
+    const corporateFailed = genuine({ payment_status: 'false', fpx_debit_auth_code: '51', fpx_model: 'B2B1', buyer_phone: '99', transaction_amount_received: '0.00' })
+    // A shop's own links in params, one shaped like the service's receipt address.
+    const links = signCallback({ ...samplePaymentFields(), params: { reference1_label: 'Receipt', reference1: 'https://shop.test/v1/receipt/77.pdf' } }, TOKEN)
+    for (const result of [extra, piped, failed, corporateFailed]) expect((await deliver(receiver, result.body)).outcome).toBe('processed')
+    expect((await deliver(receiver, links.body)).outcome).toBe('processed')
+    expect(events.map((event) => event.state)).toEqual(['succeeded', 'succeeded', 'failed', 'failed', 'succeeded'])
   })
 })
 
@@ -114,17 +153,26 @@ function rearrangement(pairs: Pairs) {
 }
 
 const buyerText = fc.oneof(fc.constantFrom('ORD-OTHER', 'true', 'false', '99', 'B2B1', '1000.00', 'EX-OTHER'), fc.string({ minLength: 1, maxLength: 12 }).filter((s) => !/[\p{Cc}]/u.test(s)))
-const stateFields = fc.constantFrom({}, { payment_status: 'false', fpx_debit_auth_code: '1C', transaction_amount_received: '0.00' }, PENDING, { fpx_model: 'B2B1' })
+const stateFields = fc.constantFrom(
+  {},
+  { payment_status: 'false', fpx_debit_auth_code: '1C', transaction_amount_received: '0.00', payment_stage: 'payment_unsuccessful' },
+  FAILED_51,
+  PENDING,
+  { ...PENDING, fpx_status: 'true' },
+  { fpx_model: 'B2B1' },
+)
 
 describe('generated rearrangements, with the defaults', () => {
   it('never run a handler twice, for another exchange_number, or read a pending approval as failed', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.record({ buyer_name: buyerText, buyer_email: buyerText, buyer_phone: buyerText }),
+        // buyer fields, and real fields the spec does not list (name, interface_name) holding text of the buyer's
+        fc.record({ buyer_name: buyerText, buyer_email: buyerText, buyer_phone: buyerText, name: buyerText, interface_name: buyerText }),
         stateFields,
         fc.integer({ min: 1, max: 2 ** 31 }),
         async (buyer, state, seed) => {
           const result = genuine({ ...buyer, ...state })
+          const genuineState = result.fields.fpx_debit_auth_code === '99' ? 'pending' : result.fields.payment_status === 'true' ? 'succeeded' : 'failed'
           const variants = fc.sample(rearrangement(result.pairs), { numRuns: 12, seed }).filter((pairs): pairs is Pairs => pairs !== undefined)
           const { receiver, events } = recorded()
           for (const pairs of variants) await deliver(receiver, formBody(pairs, result.checksum))
@@ -133,8 +181,11 @@ describe('generated rearrangements, with the defaults', () => {
           expect(answer.status).toBe(200)
           const states = events.map((event) => event.state)
           expect(new Set(states).size).toBe(states.length)
-          for (const event of events) expect(event.payment.exchangeNumber).toBe(result.fields.exchange_number)
-          if (result.fields.fpx_debit_auth_code === '99') expect(states).not.toContain('failed')
+          for (const event of events) {
+            expect(event.payment.exchangeNumber).toBe(result.fields.exchange_number)
+            // Never another state than the genuine one: not a 99 read as failed, not a failure read as paid.
+            expect(event.state).toBe(genuineState)
+          }
         },
       ),
       { numRuns: NUM_RUNS },
