@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
@@ -15,6 +15,8 @@ import { mismatchError, recoverMismatch } from './verify-fallback.js'
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
   maxBodyBytes?: number
+  /** A body not complete within this many milliseconds gets 408 `body_timeout`. Default 30 000. */
+  bodyTimeoutMs?: number
   logger?: Logger
 }
 
@@ -93,15 +95,19 @@ export class Verifier {
   private readonly sets: CredentialIndex | undefined
   private readonly shapes = new ShapeCache()
   readonly maxBodyBytes: number
+  readonly bodyTimeoutMs: number
   private readonly logger: Logger
 
   constructor(options: VerifyOptions) {
     this.lookup = tokenLookup(options)
     this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
     this.logger = safeLogger(options.logger)
     if (!(Number.isInteger(this.maxBodyBytes) && this.maxBodyBytes > 0))
       throw new TypeError('maxBodyBytes must be a positive integer')
+    if (!(Number.isInteger(this.bodyTimeoutMs) && this.bodyTimeoutMs > 0))
+      throw new TypeError('bodyTimeoutMs must be a positive integer')
   }
 
   verify(delivery: RawDelivery): Promise<VerifiedPayment> {
@@ -118,7 +124,7 @@ export class Verifier {
    */
   verifyNow(delivery: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     if (delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined)
-      return loadBody(delivery, this.maxBodyBytes).then((raw) => this.verifyRaw(raw))
+      return loadBody(delivery, this.maxBodyBytes, this.bodyTimeoutMs).then((raw) => this.verifyRaw(raw))
     return this.verifyRaw(delivery)
   }
 

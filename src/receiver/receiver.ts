@@ -98,6 +98,8 @@ export interface Receiver<TTransaction = undefined> {
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
   /** The body limit, for adapters whose framework reads the body itself. */
   readonly maxBodyBytes: number
+  /** How long a body may take to arrive (`bodyTimeoutMs`), for adapters whose framework reads the body itself. */
+  readonly bodyTimeoutMs: number
   /** Inbox mode's workers and operator API; every method throws when the receiver was made without `inbox`. */
   readonly inbox: ReceiverInbox
 }
@@ -106,7 +108,7 @@ export interface Receiver<TTransaction = undefined> {
  * What adapters need of a receiver: the part that does not depend on the store's transaction type, so one
  * adapter serves receivers with any store.
  */
-export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>
+export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'> & Partial<Pick<Receiver<unknown>, 'bodyTimeoutMs'>>
 
 const HANDLED: Record<PaymentEventName, string> = {
   'payment.pending': 'handled payment.pending',
@@ -408,5 +410,6 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
     verify: (delivery) => verifier.verify(delivery),
     maxBodyBytes: verifier.maxBodyBytes,
+    bodyTimeoutMs: verifier.bodyTimeoutMs,
   }
 }
