@@ -18,6 +18,7 @@ import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
+import { RefusalLog, type RefusalSummary } from './refusals.js'
 
 export type {
   Delivery,
@@ -84,6 +85,11 @@ export interface Receiver<TTransaction = undefined> {
    * Rejects with a TypeError when the store keeps no timeline.
    */
   timeline(query: string | TimelineQuery): Promise<TimelineEntry[]>
+  /**
+   * Refused deliveries, which are never stored per payment (anyone can send them): counts per error code since the
+   * receiver was made, and the latest 100 (when the store keeps a timeline), oldest first. In this process only.
+   */
+  refusals(): RefusalSummary
   /** Writes the timeline entries still queued. At shutdown, await it before closing the store's client. */
   flush(): Promise<void>
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
@@ -160,7 +166,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const trustedShapes = new ShapeCache()
   const telemetry = new Telemetry(options.telemetry, logger)
   const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
-  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
+  const refusals = new RefusalLog()
+  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes, refusals)
 
   /**
    * Claims the payment, runs its handlers and records them done. One async function from claim to answer: every
@@ -316,6 +323,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   }
 
   function notAccepted(error: unknown, source: ResultSource, what: string): ReceiverResponse {
+    refusals.count(error instanceof ReceiverError ? error.code : 'internal_error')
     if (error instanceof ReceiverError) {
       const level = error.status >= 500 ? 'error' : 'warn'
       const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
@@ -333,6 +341,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       if (missing.length > 0) {
         const error = new ReceiverError('invalid_fields', `the result lacks ${missing.join(', ')}, which requireFields asks for`, { fields: missing })
         logger.warn({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber }, `refused ${what}: ${error.message}`)
+        refusals.count(error.code)
         return Promise.resolve(refused(error, 'rejected'))
       }
       if (!verified.has('transaction_amount'))
@@ -403,6 +412,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     onError: (handler) => hooks.onError(handler),
     timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
     flush: () => timeline.flush(),
+    refusals: () => {
+      timeline.keepRefusals()
+      return refusals.summary()
+    },
 
     handle: (delivery) => receive(delivery.kind, 'a delivery', acceptDelivery, delivery),
 
