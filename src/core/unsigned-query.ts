@@ -83,7 +83,10 @@ interface Split {
   readonly likely: number
 }
 
-/** Names real results carry that the spec does not list (README, "Fields the spec does not list"). */
+/**
+ * Names real results are known to carry that the spec does not list (issue 21 names them; the emulator sends
+ * interface_name and interface_uid too): a split before one is likelier than one before an unknown name.
+ */
 const UNLISTED_SERVICE_NAMES: ReadonlySet<string> = new Set([
   'interface_name',
   'interface_uid',
