@@ -4,7 +4,7 @@ import { ReceiverError } from './errors.js'
 import { decodeForm } from './form.js'
 import { Message, toMessage } from './message.js'
 import type { ReceivedFields } from './received-fields.js'
-import { type Shape, ShapeCache } from './shape.js'
+import { type Shape, ShapeCache, type SuffixShape } from './shape.js'
 import type { FieldValue } from './values.js'
 
 /**
@@ -145,13 +145,15 @@ export const MAX_SPLITS_TRIED = 2
 /** The fields of a flat message from position `skip` on: a view, nothing decoded again. */
 class SuffixFields implements ReceivedFields {
   readonly layout = 'flat'
-  readonly names: readonly string[]
 
   constructor(
     private readonly whole: ReceivedFields,
+    private readonly shape: SuffixShape,
     private readonly skip: number,
-  ) {
-    this.names = whole.names.slice(skip)
+  ) {}
+
+  get names(): readonly string[] {
+    return this.shape.names
   }
 
   value(i: number): FieldValue {
@@ -159,34 +161,36 @@ class SuffixFields implements ReceivedFields {
   }
 
   signedBytes(order: readonly number[]): Buffer | undefined {
-    return this.whole.signedBytes?.(order.map((position) => position + this.skip))
+    const inWhole = order === this.shape.signedOrder ? this.shape.wholeSignedOrder : order.map((position) => position + this.skip)
+    return this.whole.signedBytes?.(inWhole)
   }
 }
 
-/**
- * The message of the fields after the first `skip` of a flat message, with its shape derived from the whole
- * message's (no sorting again); its index of names is made only if the split matched and the message is read.
- */
-function suffixMessage(whole: Message, skip: number): Message {
-  const fields = new SuffixFields(whole.fields, skip)
+/** The shape of the fields after the first `skip` of `shape`: derived (no sorting), kept on the whole shape. */
+function suffixShape(shape: Shape, skip: number): SuffixShape {
+  const kept = (shape.suffixes ??= new Map()).get(skip)
+  if (kept !== undefined) return kept
+  const names = shape.names.slice(skip)
   const signedOrder: number[] = []
-  for (const position of whole.shape.signedOrder) if (position >= skip) signedOrder.push(position - skip)
-  let index: Record<string, number> | undefined
-  const shape: Shape = {
-    names: fields.names,
-    signedOrder,
-    get index() {
-      if (index === undefined) {
-        index = Object.create(null) as Record<string, number>
-        fields.names.forEach((name, position) => ((index as Record<string, number>)[name] = position))
-      }
-      return index
-    },
-    // The whole message has no repeated name, or it would not have got this far.
-    repeatedName: undefined,
-    expected: undefined,
-  }
-  return new Message(fields, shape)
+  const wholeSignedOrder: number[] = []
+  for (const position of shape.signedOrder)
+    if (position >= skip) {
+      signedOrder.push(position - skip)
+      wholeSignedOrder.push(position)
+    }
+  const index: Record<string, number> = Object.create(null)
+  names.forEach((name, position) => (index[name] = position))
+  // The whole message has no repeated name, or it would not have got this far.
+  const derived: SuffixShape = { names, signedOrder, wholeSignedOrder, index, repeatedName: undefined, expected: undefined }
+  // At most MAX_UNSIGNED_QUERY_PARAMETERS per shape, and shapes are few (ShapeCache): bounded.
+  shape.suffixes.set(skip, derived)
+  return derived
+}
+
+/** The message of the fields after the first `skip` of a flat message: a view of it. */
+function suffixMessage(whole: Message, skip: number): Message {
+  const shape = suffixShape(whole.shape, skip)
+  return new Message(new SuffixFields(whole.fields, shape, skip), shape)
 }
 
 /** Whether `whole` lists `names` first, in order: then a split's message is a view of it. */
