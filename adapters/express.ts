@@ -28,7 +28,10 @@ function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirec
     const rawBody = (request as { rawBody?: unknown }).rawBody
     const kept = { raw: rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json()' }
     const delivery = nodeDelivery(kind, request, kept, request.originalUrl ?? request.url)
-    answerDelivery(receiver, delivery, redirect, request).then((answer) => send(response, answer), next)
+    // send() throws when an app's onResult gives a header Node refuses: that goes to next() too, never unhandled.
+    answerDelivery(receiver, delivery, redirect, request)
+      .then((answer) => send(response, answer))
+      .catch(next)
   }
 }
 

@@ -6,6 +6,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import getRawBody from 'raw-body'
+import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, withinTime } from '../src/core/body.js'
 import { rawQuery } from '../src/receiver/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/receiver/answers.js'
@@ -24,17 +26,30 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   const { receiver, callbackPath = '/fpx/callback', redirectPath = '/fpx/redirect', prefix: _prefix, ...redirect } = options
   if (typeof receiver?.handle !== 'function') throw new TypeError('fpx-collect: the receiver option is required (createReceiver(...))')
   fastify.removeAllContentTypeParsers()
-  // Fastify reads the bytes itself, within the receiver's limit; the receiver judges the content type.
-  fastify.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: receiver.maxBodyBytes }, (_request, body, done) => {
-    done(null, body)
+  // The plugin reads the bytes, within the receiver's size and time limits (Fastify's own reader has no time
+  // limit); the receiver judges the content type. An encoded body is refused unread (the error handler answers).
+  const timeoutMs = receiver.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
+  fastify.addContentTypeParser('*', (request, payload, done) => {
+    try {
+      checkEncoding(request.headers['content-encoding'])
+    } catch (error) {
+      done(Object.assign(error as Error, { statusCode: 415 }), undefined)
+      return
+    }
+    const length = request.headers['content-length']
+    withinTime(getRawBody(payload, { limit: receiver.maxBodyBytes, length: length ?? null }), timeoutMs).then(
+      (body) => done(null, body),
+      (error: Error) => done(error, undefined),
+    )
   })
 
   const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
     const body = request.body
     const contentType = request.headers['content-type'] ?? null
+    const contentEncoding = request.headers['content-encoding'] ?? null
     const query = rawQuery(request.raw.url ?? '')
     // Two literals rather than a spread of `{ body }`, which V8 copies on a slow path for every request.
-    return body instanceof Uint8Array ? { kind, contentType, query, body } : { kind, contentType, query }
+    return body instanceof Uint8Array ? { kind, contentType, contentEncoding, query, body } : { kind, contentType, contentEncoding, query }
   }
   const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
 

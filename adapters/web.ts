@@ -29,13 +29,23 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
 
 function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
   return async (request) => {
-    const base = { kind, contentType: request.headers.get('content-type'), query: new URL(request.url).search }
+    const base = {
+      kind,
+      contentType: request.headers.get('content-type'),
+      contentEncoding: request.headers.get('content-encoding'),
+      query: new URL(request.url).search,
+    }
     // A fetch body can be read only once: when the app read it first, explain that instead of failing the read.
     const delivery = request.bodyUsed
       ? { ...base, consumedBy: 'request.formData(), request.text() or request.json() before fpx-collect (read a request.clone() there instead)' }
       : { ...base, readBody: (limit: number) => readLimited(request, limit) }
     const answer = await answerDelivery(receiver, delivery, redirect, request)
-    return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
+    try {
+      return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
+    } catch {
+      // A header the platform refuses (from an app's onResult): the payment is handled; the browser gets 500.
+      return new Response('the answer could not be sent: a header value is invalid', { status: 500, headers: { 'content-type': 'text/plain; charset=utf-8' } })
+    }
   }
 }
 

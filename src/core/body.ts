@@ -21,11 +21,18 @@ export interface RawDelivery {
   consumedBy?: string
   /** The Content-Type header. */
   contentType?: string | null
+  /**
+   * The Content-Encoding header. Anything but `identity` (or none) is refused with 415 `unsupported_encoding`
+   * before the body is read: the service sends plain bodies, and the signed bytes are the plain ones.
+   */
+  contentEncoding?: string | null
   /** The raw query string (with or without `?`) or parsed search params; used only when the body is empty. */
   query?: string | URLSearchParams | null
 }
 
 export const DEFAULT_MAX_BODY_BYTES = 64 * 1024
+/** How long a body may take to arrive in full before 408 `body_timeout`. */
+export const DEFAULT_BODY_TIMEOUT_MS = 30_000
 
 const FORM = 'application/x-www-form-urlencoded'
 const JSON_TYPE = 'application/json'
@@ -38,7 +45,8 @@ const ALREADY_PARSED_HELP =
  * Resolves `readBody` and `consumedBy` into a plain `body`. Separate from readFields so that deliveries that
  * come with their bytes (the common case) stay on a synchronous path.
  */
-export async function loadBody(delivery: RawDelivery, maxBodyBytes: number): Promise<RawDelivery> {
+export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, timeoutMs = DEFAULT_BODY_TIMEOUT_MS): Promise<RawDelivery> {
+  checkEncoding(delivery.contentEncoding)
   if (delivery.body !== undefined && delivery.body !== null) return delivery
   if (delivery.consumedBy !== undefined)
     throw new ReceiverError(
@@ -49,14 +57,51 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number): Pro
     )
   if (delivery.readBody === undefined) return delivery
   try {
-    return { ...delivery, body: await delivery.readBody(maxBodyBytes) }
+    return { ...delivery, body: await withinTime(delivery.readBody(maxBodyBytes), timeoutMs) }
   } catch (error) {
     const status = (error as { status?: unknown; statusCode?: unknown }).status ?? (error as { statusCode?: unknown }).statusCode
     if (status === 413) throw tooLarge(maxBodyBytes)
+    if (status === 408) throw bodyTimeout(timeoutMs)
     throw new ReceiverError('malformed_body', 'the request body could not be read (the connection was aborted or the length was wrong)', {
       cause: error,
     })
   }
+}
+
+/** An error with `status` 408, as adapters that read the body themselves report a body that took too long. */
+export function bodyTimeoutError(): Error {
+  return Object.assign(new Error('the request body did not arrive in time'), { status: 408, statusCode: 408 })
+}
+
+function bodyTimeout(timeoutMs: number): ReceiverError {
+  return new ReceiverError('body_timeout', `the request body did not arrive in full within ${timeoutMs} ms`)
+}
+
+/**
+ * `reading`, or a 408 error once `timeoutMs` passed: a body trickled a byte at a time must not hold a connection
+ * (and the receiver's attention) for minutes. The read that lost the race is left to end with the connection,
+ * which the 408 answer closes; its late failure is expected and ignored.
+ */
+export function withinTime<T>(reading: Promise<T>, timeoutMs: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(bodyTimeoutError()), timeoutMs)
+    timer.unref()
+  })
+  reading.catch(() => undefined)
+  return Promise.race([reading, late]).finally(() => clearTimeout(timer))
+}
+
+/** Throws 415 `unsupported_encoding` for any Content-Encoding but identity (absent is identity). */
+export function checkEncoding(contentEncoding: string | null | undefined): void {
+  if (contentEncoding === undefined || contentEncoding === null) return
+  const codings = contentEncoding.split(',').map((coding) => coding.trim().toLowerCase()).filter((coding) => coding !== '')
+  const other = codings.find((coding) => coding !== 'identity')
+  if (other === undefined) return
+  throw new ReceiverError(
+    'unsupported_encoding',
+    `content encoding "${other.slice(0, 40)}" is not supported; the service sends plain bodies (no Content-Encoding, or identity)`,
+  )
 }
 
 function byteView(body: Uint8Array | ArrayBuffer): Buffer {
@@ -119,9 +164,18 @@ function decodeJson(text: string): ReceivedFields {
   return listedFields(names, values, nested ? 'nested' : 'flat')
 }
 
-function decodeQuery(query: string | URLSearchParams): ReceivedFields {
-  if (typeof query === 'string') return decodeForm(query.startsWith('?') ? query.slice(1) : query)
-  return decodeForm(query.toString())
+function decodeQuery(query: string | URLSearchParams, expected?: ExpectedNames): ReceivedFields {
+  const text = typeof query === 'string' ? (query.startsWith('?') ? query.slice(1) : query) : query.toString()
+  return decodeForm(text, asciiBytes(text), expected)
+}
+
+/**
+ * The bytes of form text that is all ASCII (as a query string nearly always is), for the form scan's fast path
+ * that writes the signed string straight from them, as it does for a body; undefined otherwise.
+ */
+export function asciiBytes(text: string): Buffer | undefined {
+  // Any other character takes two or more bytes in UTF-8.
+  return Buffer.byteLength(text, 'utf8') === text.length ? Buffer.from(text, 'latin1') : undefined
 }
 
 function isEmptyQuery(query: RawDelivery['query']): query is null | undefined {
@@ -134,6 +188,7 @@ function isEmptyQuery(query: RawDelivery['query']): query is null | undefined {
  * the names the previous form body had (see FormFields).
  */
 export function readFields(delivery: RawDelivery, maxBodyBytes: number, expected?: ExpectedNames): ReceivedFields {
+  checkEncoding(delivery.contentEncoding)
   const { body, query } = delivery
   let text = ''
   let ascii: Buffer | undefined
@@ -151,7 +206,7 @@ export function readFields(delivery: RawDelivery, maxBodyBytes: number, expected
 
   if (text === '') {
     if (isEmptyQuery(query)) throw new ReceiverError('empty_body', 'the delivery has no body and no query string')
-    return decodeQuery(query)
+    return decodeQuery(query, expected)
   }
 
   const { type, charset } = mediaType(delivery.contentType)

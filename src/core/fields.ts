@@ -8,7 +8,9 @@ import { z } from 'zod'
  * present and non-empty, because the service adds and omits fields over time and a refused genuine message is a
  * lost payment.
  */
-const decimal = /^\d+(\.\d{1,2})?$/
+// At most 13 integer digits (leading zeros aside): any amount in sen is then a safe integer (< 2^53), so
+// amountSen is exact. The service's own ceiling is 999,999,999.99.
+const decimal = /^0*\d{1,13}(\.\d{1,2})?$/
 const booleanText = /^(true|false)$/
 const digits = /^\d+$/
 
@@ -23,10 +25,10 @@ export const PAYMENT_FIELD_RULES = {
   order_number: { required: true, pattern: /\S/, expected: 'a non-empty order number' },
   payment_status: { required: true, pattern: booleanText, expected: 'true or false' },
   // Not required: real results may come without it, and nothing the receiver decides depends on it.
-  transaction_amount: { required: false, pattern: decimal, expected: 'a decimal amount such as 100.20' },
-  transaction_amount_received: { required: false, pattern: decimal, expected: 'a decimal amount' },
-  transaction_fee: { required: false, pattern: decimal, expected: 'a decimal amount' },
-  amount: { required: false, pattern: decimal, expected: 'a decimal amount' },
+  transaction_amount: { required: false, pattern: decimal, expected: 'a decimal amount such as 100.20, below 10^13' },
+  transaction_amount_received: { required: false, pattern: decimal, expected: 'a decimal amount below 10^13' },
+  transaction_fee: { required: false, pattern: decimal, expected: 'a decimal amount below 10^13' },
+  amount: { required: false, pattern: decimal, expected: 'a decimal amount below 10^13' },
   payment_id: { required: false, pattern: digits, expected: 'an integer' },
   created_at_unixtime: { required: false, pattern: digits, expected: 'Unix epoch seconds' },
   fpx_status: { required: false, pattern: booleanText, expected: 'true or false' },

@@ -19,6 +19,13 @@ export interface Shape {
   readonly expected: ExpectedNames | undefined
   /** The field rules placed for this shape (fields.ts flatChecks), made when a flat message of it is first checked. */
   flatChecks?: readonly FieldCheck[]
+  /** The shapes of its fields without the first few (unsigned-query.ts), by how many are left out: made once each. */
+  suffixes?: Map<number, SuffixShape>
+}
+
+/** The shape of a message's fields from some position on, and its signed order in the whole message's positions. */
+export interface SuffixShape extends Shape {
+  readonly wholeSignedOrder: readonly number[]
 }
 
 /**

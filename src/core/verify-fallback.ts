@@ -2,7 +2,6 @@ import type { RawDelivery } from './body.js'
 import { type CandidateKey, type CredentialIndex, type MatchedCredential, matchKeys, noSetMatched } from './credential-match.js'
 import { ReceiverError } from './errors.js'
 import type { Message, Rendering } from './message.js'
-import { ShapeCache } from './shape.js'
 import { bodyIsEmpty, queryText, signedSuffixes } from './unsigned-query.js'
 
 /**
@@ -48,9 +47,7 @@ export function recoverMismatch(mismatch: Mismatch): Recovered {
   }
   let tried = 0
   if (bodyIsEmpty(delivery.body)) {
-    // Forged queries reach this point unauthenticated: their shapes go to a cache of their own, dropped after.
-    const shapes = new ShapeCache(1)
-    for (const suffix of signedSuffixes(queryText(delivery.query), shapes)) {
+    for (const suffix of signedSuffixes(queryText(delivery.query), message)) {
       tried++
       const found = matchKeys(suffix.message, checksum, keys)
       if (found !== undefined) return { message: suffix.message, ...found, unsignedPrefix: suffix.prefix }

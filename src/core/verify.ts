@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
+import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { checkConsistency } from './consistency.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
@@ -19,6 +19,8 @@ export type UnpinnedResults = 'refuse' | 'accept'
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
   maxBodyBytes?: number
+  /** A body not complete within this many milliseconds gets 408 `body_timeout`. Default 30 000. */
+  bodyTimeoutMs?: number
   logger?: Logger
 }
 
@@ -103,6 +105,7 @@ export class Verifier {
   private readonly sets: CredentialIndex | undefined
   private readonly shapes = new ShapeCache()
   readonly maxBodyBytes: number
+  readonly bodyTimeoutMs: number
   private readonly logger: Logger
 
   constructor(
@@ -112,9 +115,12 @@ export class Verifier {
     this.lookup = tokenLookup(options)
     this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
     this.logger = safeLogger(options.logger)
     if (!(Number.isInteger(this.maxBodyBytes) && this.maxBodyBytes > 0))
       throw new TypeError('maxBodyBytes must be a positive integer')
+    if (!(Number.isInteger(this.bodyTimeoutMs) && this.bodyTimeoutMs > 0))
+      throw new TypeError('bodyTimeoutMs must be a positive integer')
   }
 
   verify(delivery: RawDelivery): Promise<VerifiedPayment> {
@@ -131,7 +137,7 @@ export class Verifier {
    */
   verifyNow(delivery: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     if (delivery.body == null && (delivery.readBody ?? delivery.consumedBy) !== undefined)
-      return loadBody(delivery, this.maxBodyBytes).then((raw) => this.verifyRaw(raw))
+      return loadBody(delivery, this.maxBodyBytes, this.bodyTimeoutMs).then((raw) => this.verifyRaw(raw))
     return this.verifyRaw(delivery)
   }
 

@@ -46,6 +46,32 @@ const EXPLANATIONS: Record<PaymentState, string> = {
   pending: 'Your corporate account must approve this payment. We will confirm your order once it is approved.',
 }
 
+function isWebUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text)
+    return protocol === 'https:' || protocol === 'http:'
+  } catch {
+    return false
+  }
+}
+
+// Everything but visible ASCII: the header cannot carry it (CR/LF, controls, non-Latin-1) or would garble it.
+const NOT_IN_LOCATION = /[^\x21-\x7e]/gu
+
+/**
+ * A redirect URL as a valid Location header value: characters a header cannot carry are percent-encoded as
+ * UTF-8, as a browser would encode them, so `/orders/${orderNumber}` with any signed order number never makes
+ * the framework throw (and never splits the header).
+ */
+export function locationHeader(url: string): string {
+  return url.replace(NOT_IN_LOCATION, (character) => {
+    let encoded = ''
+    // A lone surrogate becomes U+FFFD's bytes, as TextEncoder does; encodeURIComponent would throw.
+    for (const byte of Buffer.from(character, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    return encoded
+  })
+}
+
 function resultPage(payment: Payment): HttpAnswer {
   const rows: [string, string][] = [['Order', payment.orderNumber]]
   // A minimal redirect may carry no amount: then the page shows none rather than a made-up one.
@@ -53,8 +79,9 @@ function resultPage(payment: Payment): HttpAnswer {
   rows.push(['Reference', payment.merchantReferenceNumber ?? payment.exchangeNumber])
   if (payment.failureCode !== null) rows.push(['Bank code', payment.failureCode])
   const list = rows.map(([term, value]) => `<dt>${escapeHtml(term)}</dt><dd>${escapeHtml(value)}</dd>`).join('')
+  // Only a web address is linked: the URL is signed, but a `javascript:` or `data:` one would run in the shop's page.
   const receipt =
-    payment.receiptUrl !== null && payment.state === 'succeeded'
+    payment.receiptUrl !== null && payment.state === 'succeeded' && isWebUrl(payment.receiptUrl)
       ? `<p><a href="${escapeHtml(payment.receiptUrl)}">Download the receipt</a></p>`
       : ''
   const title = TITLES[payment.state]
@@ -94,7 +121,7 @@ export async function answerRedirect<TContext>(
   if (response.status !== 200 || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
   const location = urlFor(options as RedirectOptions<never>, payment)
   if (location === undefined) return resultPage(payment)
-  return { status: 303, headers: { location, 'cache-control': 'no-store' }, body: '' }
+  return { status: 303, headers: { location: locationHeader(location), 'cache-control': 'no-store' }, body: '' }
 }
 
 /** The answer for a callback: the receiver's own. */

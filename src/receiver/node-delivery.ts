@@ -26,7 +26,12 @@ export function rawQuery(url: string): string {
 }
 
 export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept: KeptBody, url = request.url ?? ''): Delivery {
-  const base = { kind, contentType: request.headers['content-type'] ?? null, query: rawQuery(url) }
+  const base = {
+    kind,
+    contentType: request.headers['content-type'] ?? null,
+    contentEncoding: request.headers['content-encoding'] ?? null,
+    query: rawQuery(url),
+  }
   if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
   // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
   if (request.readableEnded || (request as { _body?: unknown })._body === true) return { ...base, consumedBy: kept.parser }

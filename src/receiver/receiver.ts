@@ -24,6 +24,7 @@ import { STATE_RANK } from '../core/payment.js'
 
 export type { ConfirmingClient, ConfirmingClients } from './confirmation.js'
 export type { ExpectedPayment, ExpectHook, ExpectQuery } from './expectations.js'
+import { RefusalLog, type RefusalSummary } from './refusals.js'
 
 export type {
   Delivery,
@@ -114,6 +115,11 @@ export interface Receiver<TTransaction = undefined> {
    * Rejects with a TypeError when the store keeps no timeline.
    */
   timeline(query: string | TimelineQuery): Promise<TimelineEntry[]>
+  /**
+   * Refused deliveries, which are never stored per payment (anyone can send them): counts per error code since the
+   * receiver was made, and the latest 100 (when the store keeps a timeline), oldest first. In this process only.
+   */
+  refusals(): RefusalSummary
   /** Writes the timeline entries still queued. At shutdown, await it before closing the store's client. */
   flush(): Promise<void>
   /** Parse, verify, deduplicate, run the handlers, and say what to answer. Never throws. */
@@ -128,6 +134,8 @@ export interface Receiver<TTransaction = undefined> {
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
   /** The body limit, for adapters whose framework reads the body itself. */
   readonly maxBodyBytes: number
+  /** How long a body may take to arrive (`bodyTimeoutMs`), for adapters whose framework reads the body itself. */
+  readonly bodyTimeoutMs: number
   /** Inbox mode's workers and operator API; every method throws when the receiver was made without `inbox`. */
   readonly inbox: ReceiverInbox
 }
@@ -136,7 +144,7 @@ export interface Receiver<TTransaction = undefined> {
  * What adapters need of a receiver: the part that does not depend on the store's transaction type, so one
  * adapter serves receivers with any store.
  */
-export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'>
+export type DeliveryHandler = Pick<Receiver<unknown>, 'handle' | 'maxBodyBytes'> & Partial<Pick<Receiver<unknown>, 'bodyTimeoutMs'>>
 
 const HANDLED: Record<PaymentEventName, string> = {
   'payment.pending': 'handled payment.pending',
@@ -192,7 +200,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const trustedShapes = new ShapeCache()
   const telemetry = new Telemetry(options.telemetry, logger)
   const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
-  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes)
+  const refusals = new RefusalLog()
+  const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes, refusals)
 
   /**
    * Claims the payment, runs its handlers and records them done. One async function from claim to answer: every
@@ -371,6 +380,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   }
 
   function notAccepted(error: unknown, source: ResultSource, what: string): ReceiverResponse {
+    refusals.count(error instanceof ReceiverError ? error.code : 'internal_error')
     if (error instanceof ReceiverError) {
       const level = error.status >= 500 ? 'error' : 'warn'
       const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
@@ -388,6 +398,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       if (missing.length > 0) {
         const error = new ReceiverError('invalid_fields', `the result lacks ${missing.join(', ')}, which requireFields asks for`, { fields: missing })
         logger.warn({ code: error.code, delivery: source, exchangeNumber: verified.exchangeNumber }, `refused ${what}: ${error.message}`)
+        refusals.count(error.code)
         return Promise.resolve(refused(error, 'rejected'))
       }
       if (!verified.has('transaction_amount'))
@@ -473,6 +484,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     onError: (handler) => hooks.onError(handler),
     timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
     flush: () => timeline.flush(),
+    refusals: () => {
+      timeline.keepRefusals()
+      return refusals.summary()
+    },
 
     handle: (delivery) => receive(delivery.kind, 'a delivery', acceptDelivery, delivery),
 
@@ -480,5 +495,6 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
     verify: (delivery) => verifier.verify(delivery),
     maxBodyBytes: verifier.maxBodyBytes,
+    bodyTimeoutMs: verifier.bodyTimeoutMs,
   }
 }

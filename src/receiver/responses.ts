@@ -51,6 +51,8 @@ export function acknowledged(outcome: Outcome, verified: VerifiedPayment): Recei
 
 export function refused(error: ReceiverError, outcome: Outcome, verified?: VerifiedPayment): ReceiverResponse {
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
+  // The rest of a late body may still be trickling in: closing the connection ends it.
+  if (error.code === 'body_timeout') headers.connection = 'close'
   const body = JSON.stringify({ error: { code: error.code, message: error.message } })
   const response = new Answer(error.status, headers, body, outcome, verified)
   response.error = { code: error.code, message: error.message }

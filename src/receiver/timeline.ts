@@ -4,9 +4,10 @@ import { DEFAULT_MAX_BODY_BYTES, readFields } from '../core/body.js'
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/verify.js'
 import type { ReceiverStore } from '../stores/store.js'
-import type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from '../stores/timeline.js'
+import { type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../stores/timeline.js'
 import type { DeliveryResult } from './delivery-result.js'
 import { DeliveryTrace, traceAppender } from '../stores/delivery-trace.js'
+import { RECENT_REFUSALS, RefusalLog } from './refusals.js'
 
 /**
  * The receiver's side of the timeline: entries are queued and written to the store in batches after the answer
@@ -19,9 +20,12 @@ const MAX_QUEUED = 10_000
 const BATCH = 500
 
 export class TimelineRecorder {
-  // A verified delivery is queued as its small trace, made as it is answered (so the queue keeps no message alive);
-  // a refused one as it is, its body read only when written. Traces become entries then, for stores that want them.
+  // A verified delivery is queued as its small trace, made as it is answered (so the queue keeps no message alive).
+  // Traces become entries when written, for stores that want them.
   private queue: (TimelineEntry | DeliveryTrace | DeliveryRecord)[] = []
+  // Refused deliveries never reach the store (refusals.ts): the latest wait here, as they are, to be read off the
+  // answer's path into the refusal log. Only as many as the log keeps: older ones would be pushed out anyway.
+  private refusedQueue: DeliveryRecord[] = []
   private scheduled = false
   private writing: Promise<void> = Promise.resolve()
   private readonly tag = randomBytes(4).toString('hex')
@@ -35,6 +39,7 @@ export class TimelineRecorder {
     private readonly logger: Logger,
     private readonly off = false,
     private readonly maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+    readonly refusals = new RefusalLog(),
   ) {}
 
   /** Whether the store keeps a timeline at all. */
@@ -63,13 +68,19 @@ export class TimelineRecorder {
 
   /**
    * Queues what one delivery adds to the timeline. A verified one becomes its small trace at once, so the queue
-   * does not keep the whole message alive until the batch is written; a refused one waits, as it is, for its
-   * body to be read then, off the answer's path.
+   * does not keep the whole message alive until the batch is written. A refused one never reaches the store: it
+   * waits, as it is, for its body to be read off the answer's path, into the refusal log.
    */
   recordDelivery(delivery: DeliveryRecord): void {
     if (!this.enabled) return
+    if (delivery.verified === undefined) {
+      this.refusedQueue.push(delivery)
+      if (this.refusedQueue.length > 2 * RECENT_REFUSALS) this.refusedQueue = this.refusedQueue.slice(-RECENT_REFUSALS)
+      this.schedule()
+      return
+    }
     // No trace is built for a queue that will drop it: a store that stopped answering costs the answers nothing more.
-    this.enqueue(this.full() || delivery.verified === undefined ? delivery : (deliveryTrace(delivery, this.tag, this.maxBodyBytes) as DeliveryTrace))
+    this.enqueue(this.full() ? delivery : (deliveryTrace(delivery, this.tag, this.maxBodyBytes) as DeliveryTrace))
   }
 
   /** Past the bound (a store that stopped answering), the newest are dropped: cheaper than shifting the oldest. */
@@ -81,7 +92,11 @@ export class TimelineRecorder {
     if (this.full()) this.dropped++
     else this.queue.push(item)
     if (this.queue.length >= BATCH) void this.flush()
-    else if (!this.scheduled) {
+    else this.schedule()
+  }
+
+  private schedule(): void {
+    if (!this.scheduled) {
       this.scheduled = true
       setImmediate(() => {
         this.scheduled = false
@@ -92,6 +107,7 @@ export class TimelineRecorder {
 
   /** Writes everything queued so far; resolves once it is written (or the failure logged). Never rejects. */
   flush(): Promise<void> {
+    this.keepRefusals()
     if (this.dropped > 0) {
       this.logger.error({ dropped: this.dropped }, `dropped ${this.dropped} timeline records: the store could not keep up`)
       this.dropped = 0
@@ -102,6 +118,17 @@ export class TimelineRecorder {
     this.pending += batch.length
     this.writing = this.writing.then(() => this.write(batch))
     return this.writing
+  }
+
+  /** Reads the numbers the queued refusals claim and keeps them in the refusal log. */
+  keepRefusals(): void {
+    const refused = this.refusedQueue
+    if (refused.length === 0) return
+    this.refusedQueue = []
+    for (const record of refused.slice(-RECENT_REFUSALS)) {
+      const trace = deliveryTrace(record, this.tag, this.maxBodyBytes, true)
+      if (trace !== undefined) this.refusals.keep(trace)
+    }
   }
 
   private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
@@ -142,7 +169,12 @@ export class TimelineRecorder {
           'and a custom store can add appendTimeline() and readTimeline() (see ReceiverStore)',
       )
     await this.flush()
-    return this.store.readTimeline(query)
+    const stored = await this.store.readTimeline(query)
+    const refused = this.refusals.entriesFor(query)
+    if (refused.length === 0) return stored
+    // Both are oldest first; the merge keeps the latest `limit`, as the store's own read does.
+    const merged = [...stored, ...refused].sort((a, b) => a.at.getTime() - b.at.getTime())
+    return merged.slice(-timelineKey(query).limit)
   }
 }
 
@@ -209,11 +241,11 @@ export interface DeliveryRecord {
  * What one delivery adds to its payment's timeline (received, then verified or refused, then the outcome), as one
  * record; undefined when there is nothing to file it under.
  */
-export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBodyBytes: number): DeliveryTrace | undefined {
+export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBodyBytes: number, unnamed = false): DeliveryTrace | undefined {
   const { verified, response } = record
   const claimed = verified === undefined && record.refused !== undefined ? claimedNumbers(record.refused, maxBodyBytes) : undefined
-  // Nothing to file it under: a refusal whose body names no payment is only logged.
-  if (verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return undefined
+  // Nothing to file it under: a refusal whose body names no payment is only logged (and kept if `unnamed`).
+  if (!unnamed && verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return undefined
   return new DeliveryTrace(
     verified?.exchangeNumber ?? claimed?.exchangeNumber ?? null,
     verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified),

@@ -18,12 +18,14 @@ import {
   tampered,
 } from './harness.js'
 import { formBody, indexOf, moved, type Pairs, signedPairs } from '../receiver/rearrange.js'
+import { hostileInputContract } from './hostile-input.js'
 
 const EVIL_ORDER = `<b>ORD-1</b> & "quoted" 'single'`
 
 /** The behaviour every adapter shares. Call inside a describe block. */
 export function adapterContract(open: Open): void {
   const start = appsFor(open)
+  hostileInputContract(open)
 
   it('answers a signed callback 200 OK and runs the handler once', async () => {
     const { url, runs } = await start()
