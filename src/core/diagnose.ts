@@ -1,0 +1,299 @@
+import type { RawDelivery } from './body.js'
+import type { CandidateKey } from './credential-match.js'
+import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS, quotedName } from './diagnosis.js'
+import { cleanToken } from './diagnosis-token.js'
+import { nameList, Subject, Trial } from './diagnosis-trial.js'
+import { compareCodePoints } from './field-order.js'
+import { PAYMENT_FIELD_RULES } from './fields.js'
+import { decodeForm } from './form.js'
+import type { Message } from './message.js'
+import { bodyIsEmpty, queryText } from './unsigned-query.js'
+import { type FieldValue, isNested, type NestedFields, toFieldValue, toPlain, type FieldInput } from './values.js'
+
+/**
+ * The diagnosis of a refused checksum: each family of transformations below is tried in turn, most likely and
+ * cheapest first, until one makes the checksum verify or MAX_DIAGNOSIS_HMACS are spent. Runs only after the
+ * ordinary verification (and its fallbacks) failed; the verifier rations it (DiagnosisBudget).
+ */
+export interface MismatchToDiagnose {
+  readonly delivery: RawDelivery
+  readonly message: Message
+  readonly checksum: string
+  /** The Checksum Tokens the message was checked against. */
+  readonly keys: readonly CandidateKey[]
+  /** The other configured sets' tokens, which it was not checked against. */
+  readonly others: readonly CandidateKey[]
+}
+
+type Family = (trial: Trial, subject: Subject, delivery: RawDelivery) => void
+
+export function diagnoseMismatch(mismatch: MismatchToDiagnose, maxHmacs = MAX_DIAGNOSIS_HMACS): Diagnosis {
+  const trial = new Trial(mismatch.checksum, maxHmacs)
+  const subject = new Subject(mismatch.message, mismatch.keys, mismatch.others)
+  for (const family of FAMILIES) {
+    if (trial.over) break
+    family(trial, subject, mismatch.delivery)
+  }
+  return diagnosisOf(trial.tried, trial.hmacs, trial.capped)
+}
+
+function setName(key: CandidateKey): string {
+  return key.credential === undefined ? '' : ` of credential set ${quotedName(key.credential.uid)} (credentials[${key.credential.index}])`
+}
+
+const checksumToken: Family = (trial, subject) => {
+  const cleaned = [...subject.keys, ...subject.others].flatMap((key) => {
+    const cleanup = cleanToken(key.token)
+    return cleanup === undefined ? [] : [{ key, cleanup }]
+  })
+  if (cleaned.length === 0) return trial.record('checksum_token', 'the configured Checksum Token: no whitespace, quotes or invisible characters in it', 0)
+  const data = subject.signedData()
+  for (const { key, cleanup } of cleaned) {
+    if (trial.matches(data, [cleanup.token]))
+      return trial.record('checksum_token', `the configured Checksum Token${setName(key)} without its ${cleanup.found.join(' and ')}: remove them from the configuration`, cleaned.length, true)
+  }
+  trial.record('checksum_token', `the configured Checksum Token without its ${cleaned.flatMap((item) => item.cleanup.found).join(' and ')}`, cleaned.length)
+}
+
+const otherCredential: Family = (trial, subject) => {
+  if (subject.others.length === 0) return trial.record('other_credential', 'another credential set: none other is configured', 0)
+  const data = subject.signedData()
+  for (const key of subject.others) {
+    if (trial.matches(data, [key.token]))
+      return trial.record('other_credential', `the Checksum Token${setName(key)}: the message's uid names another set, so check which uid each token belongs to`, subject.others.length, true)
+  }
+  trial.record('other_credential', `the Checksum Tokens of the ${subject.others.length} other configured credential sets`, subject.others.length)
+}
+
+const queryAndBody: Family = (trial, subject, delivery) => {
+  const query = queryText(delivery.query)
+  if (bodyIsEmpty(delivery.body) || query === '') return trial.record('query_and_body', 'the query string signed with the body: no query string beside the body', 0)
+  const names = [...subject.names]
+  const values = [...subject.values]
+  const added: string[] = []
+  try {
+    const fields = decodeForm(query)
+    fields.names.forEach((name, i) => {
+      if (names.includes(name)) return
+      names.push(name)
+      values.push(fields.value(i))
+      added.push(name)
+    })
+  } catch {
+    // A query that does not decode was not signed with the body either.
+  }
+  const data = added.length === 0 ? undefined : subject.dataOf(names, values)
+  if (data === undefined) return trial.record('query_and_body', 'the query string signed with the body: the query adds no field', 0)
+  const matched = trial.matches(data, subject.tokens)
+  trial.record(
+    'query_and_body',
+    matched
+      ? `the query string's ${nameList(added)} signed together with the body's fields: the sender split the fields between the query string and the body`
+      : `the query string's ${nameList(added)} signed together with the body's fields`,
+    1,
+    matched,
+  )
+}
+
+/** A family of value changes: each candidate is tried while nothing matched; `describe` words the one that did. */
+function valueFamily(
+  kind: Parameters<Trial['record']>[0],
+  what: string,
+  candidates: readonly { change: (value: FieldValue, name: string) => FieldValue | undefined; describe: (fields: string) => string }[],
+): Family {
+  return (trial, subject) => {
+    let tried = 0
+    for (const candidate of candidates) {
+      const changed = subject.mapped(candidate.change)
+      if (changed === undefined) continue
+      tried++
+      if (trial.matches(changed.data, subject.tokens)) return trial.record(kind, candidate.describe(nameList(changed.fields)), tried, true)
+      if (trial.over) break
+    }
+    trial.record(kind, tried === 0 ? `${what}: not applicable to this message` : what, tried)
+  }
+}
+
+const text = (value: FieldValue): string | undefined => (typeof value === 'string' ? value : undefined)
+
+const plusAndSpace = valueFamily('plus_and_space', '"+" and spaces swapped, both ways', [
+  {
+    change: (value) => text(value)?.replaceAll(' ', '+'),
+    describe: (fields) => `every space in ${fields} read as "+": the sender wrote a literal "+" into the form body instead of %2B`,
+  },
+  {
+    change: (value) => text(value)?.replaceAll('+', ' '),
+    describe: (fields) => `every "+" in ${fields} read as a space: the value was signed with spaces and arrived with "+" (a form encoding read twice, or JSON)`,
+  },
+])
+
+const valuesTrimmed = valueFamily('values_trimmed', 'values trimmed of the whitespace around them', [
+  {
+    change: (value) => text(value)?.trim(),
+    describe: (fields) => `the values of ${fields} trimmed: whitespace around them was added after signing`,
+  },
+])
+
+const NULL_TEXTS = new Set(['null', 'NULL', 'undefined', 'None', 'nil'])
+const nullText = valueFamily('null_text', 'the text "null" (or undefined, None, nil) read as empty', [
+  {
+    change: (value) => (typeof value === 'string' && NULL_TEXTS.has(value) ? '' : undefined),
+    describe: (fields) => `${fields} empty instead of the text "null": a framework wrote an empty (null) value as text`,
+  },
+])
+
+const AMOUNT_FIELDS = new Set(['transaction_amount', 'transaction_amount_received', 'transaction_fee', 'amount'])
+const amountFormat = valueFamily('amount_format', 'amounts with two decimals, and without trailing zeros', [
+  {
+    change: (value, name) => {
+      const amount = AMOUNT_FIELDS.has(name)
+      if (typeof value === 'number')
+        return Number.isFinite(value) && (amount || !Number.isInteger(value)) && Number(value.toFixed(2)) === value ? value.toFixed(2) : undefined
+      if (!amount || typeof value !== 'string' || !/^\d+(\.\d)?$/.test(value)) return undefined
+      return value.includes('.') ? `${value}0` : `${value}.00`
+    },
+    describe: (fields) => `${fields} written with two decimals (100.20, not 100.2): a framework turned the amounts into numbers`,
+  },
+  {
+    change: (value, name) => (AMOUNT_FIELDS.has(name) && typeof value === 'string' && /^\d+\.\d*0$/.test(value) ? value.replace(/\.?0+$/, '') : undefined),
+    describe: (fields) => `${fields} without trailing zeros (100.2): the signer signed the amounts as numbers`,
+  },
+])
+
+const BOOLEAN_FIELDS = new Set(['payment_status', 'fpx_status'])
+const booleanFormat = valueFamily('boolean_format', 'booleans written as true and false', [
+  {
+    change: (value, name) => {
+      if (typeof value !== 'string') return undefined
+      const lower = value.toLowerCase()
+      if (value !== lower && (lower === 'true' || lower === 'false')) return lower
+      if (!BOOLEAN_FIELDS.has(name)) return undefined
+      return value === '1' ? 'true' : value === '0' ? 'false' : undefined
+    },
+    describe: (fields) => `${fields} written as true/false: a framework reformatted the booleans (1/0, True/False)`,
+  },
+])
+
+function sortedKeys(value: FieldValue): FieldValue {
+  if (Array.isArray(value)) return value.map(sortedKeys)
+  if (!(value instanceof Map)) return value
+  const sorted: NestedFields = new Map()
+  for (const key of [...value.keys()].sort(compareCodePoints)) sorted.set(key, sortedKeys(value.get(key) as FieldValue))
+  return sorted
+}
+
+const nestedKeyOrder: Family = (trial, subject) => {
+  const nested = subject.names.filter((_, i) => isNested(subject.values[i] as FieldValue))
+  const data = nested.length === 0 ? undefined : subject.dataOf(subject.names, subject.values.map(sortedKeys))
+  if (data === undefined) return trial.record('nested_key_order', 'nested keys in name order: no nested fields', 0)
+  const matched = trial.matches(data, subject.tokens)
+  trial.record('nested_key_order', `the keys of ${nameList(nested)} in name order${matched ? ': a framework re-serialised the body and changed their order' : ''}`, 1, matched)
+}
+
+function parsedJson(value: FieldValue): FieldValue | undefined {
+  if (typeof value !== 'string' || !/^\s*[[{]/.test(value)) return undefined
+  try {
+    const parsed = toFieldValue(JSON.parse(value) as FieldInput)
+    return parsed !== undefined && isNested(parsed) ? parsed : undefined
+  } catch {
+    return undefined
+  }
+}
+
+const rendering: Family = (trial, subject) => {
+  const nested = subject.names.filter((_, i) => isNested(subject.values[i] as FieldValue))
+  const asText = subject.values.map((value) => (isNested(value) ? JSON.stringify(toPlain(value)) : value))
+  const asNested = subject.values.map((value) => parsedJson(value) ?? value)
+  const fromText = subject.names.filter((_, i) => asNested[i] !== subject.values[i])
+  let tried = 0
+  if (nested.length > 0) {
+    tried++
+    const data = subject.dataOf(subject.names, asText)
+    if (data !== undefined && trial.matches(data, subject.tokens))
+      return trial.record('rendering', `${nameList(nested)} signed as JSON text rather than Ruby's Hash#inspect`, tried, true)
+  }
+  if (fromText.length > 0 && !trial.over) {
+    tried++
+    const data = subject.dataOf(subject.names, asNested)
+    if (data !== undefined && trial.matches(data, subject.tokens))
+      return trial.record('rendering', `${nameList(fromText)} signed as nested fields, though they arrived as JSON text: a framework serialised them into one field`, tried, true)
+  }
+  trial.record('rendering', tried === 0 ? 'other renderings of nested fields: no nested fields or JSON text' : 'nested fields as JSON text, and JSON text as nested fields', tried)
+}
+
+/** Each field left out in turn: one that was added after signing (a proxy's, a framework's) is then named. */
+const fieldAdded: Family = (trial, subject) => {
+  const { message } = subject
+  const flat = !message.hasNestedValues
+  const parts = flat ? message.shape.signedOrder.map((position) => message.textAt(position)) : []
+  let tried = 0
+  for (const [position, name] of subject.names.entries()) {
+    if (name === 'checksum') continue
+    let data: (string | Buffer)[] | undefined
+    if (flat) {
+      const at = message.shape.signedOrder.indexOf(position)
+      // Leaving out either of two equal neighbours gives the same string: tried once.
+      if (at > 0 && parts[at - 1] === parts[at]) continue
+      data = [parts.filter((_, i) => i !== at).join('|')]
+    } else {
+      data = subject.dataOf(subject.names.filter((_, i) => i !== position), subject.values.filter((_, i) => i !== position))
+    }
+    if (data === undefined) continue
+    tried++
+    if (trial.matches(data, subject.tokens))
+      return trial.record('field_added', `field ${quotedName(name)} left out: it was not signed, so something added it after signing (a proxy, a framework, the merchant's own code)`, tried, true, name)
+    if (trial.over) break
+  }
+  trial.record('field_added', 'each field left out in turn', tried)
+}
+
+const SERVICE_NAMES = Object.keys(PAYMENT_FIELD_RULES).filter((name) => name !== 'checksum')
+
+/** An empty field put back at each place in name order (flat messages): one signed empty and dropped since. */
+const fieldDropped: Family = (trial, subject) => {
+  const { message } = subject
+  if (message.hasNestedValues) return trial.record('field_dropped', 'an empty field put back at each place in name order: not tried for nested messages', 0)
+  const order = message.shape.signedOrder
+  const parts = order.map((position) => message.textAt(position))
+  const names = order.map((position) => message.names[position] as string)
+  let tried = 0
+  for (let gap = 0; gap <= parts.length; gap++) {
+    // An empty value beside an empty one gives the same string at either side of it.
+    if (gap > 0 && parts[gap - 1] === '') continue
+    tried++
+    const data = [[...parts.slice(0, gap), '', ...parts.slice(gap)].join('|')]
+    if (trial.matches(data, subject.tokens)) {
+      const before = names[gap - 1]
+      const after = names[gap]
+      const fits = SERVICE_NAMES.filter(
+        (name) => message.shape.index[name] === undefined && (before === undefined || compareCodePoints(before, name) < 0) && (after === undefined || compareCodePoints(name, after) < 0),
+      )
+      const place = before === undefined ? `before ${quotedName(after as string)}` : after === undefined ? `after ${quotedName(before)}` : `between ${quotedName(before)} and ${quotedName(after)}`
+      const guess = fits.length === 0 ? '' : `, probably ${fits.length === 1 ? quotedName(fits[0] as string) : `one of ${nameList(fits)}`}`
+      return trial.record(
+        'field_dropped',
+        `an empty field ${place} in name order put back${guess}: it was signed empty and dropped on the way (frameworks drop empty or null fields)`,
+        tried,
+        true,
+        fits.length === 1 ? fits[0] : undefined,
+      )
+    }
+    if (trial.over) break
+  }
+  trial.record('field_dropped', 'an empty field put back at each place in name order', tried)
+}
+
+const FAMILIES: readonly Family[] = [
+  checksumToken,
+  otherCredential,
+  queryAndBody,
+  plusAndSpace,
+  valuesTrimmed,
+  nullText,
+  amountFormat,
+  booleanFormat,
+  nestedKeyOrder,
+  rendering,
+  fieldAdded,
+  fieldDropped,
+]
