@@ -84,7 +84,7 @@ export function summarise(verdict: Diagnosis['verdict'], tried: readonly Diagnos
   const families = tried.filter((attempt) => attempt.candidates > 0).map((attempt) => attempt.kind)
   return (
     `no single transformation makes the checksum verify (tried ${families.length === 0 ? 'nothing applicable' : families.join(', ')}; ` +
-    `${hmacs} HMACs${capped ? ', stopped at the cap' : ''}): the message was altered, or signed with a Checksum Token that is not configured`
+    `${hmacs} HMAC${hmacs === 1 ? '' : 's'}${capped ? ', stopped at the cap' : ''}): the message was altered, or signed with a Checksum Token that is not configured`
   )
 }
 
