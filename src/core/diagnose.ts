@@ -2,7 +2,8 @@ import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credential-match.js'
 import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS, quotedName } from './diagnosis.js'
 import { cleanToken } from './diagnosis-token.js'
-import { nameList, Subject, Trial } from './diagnosis-trial.js'
+import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'
+import { amountFormat, booleanFormat, nullText, plusAndSpace, valuesTrimmed } from './diagnosis-values.js'
 import { compareCodePoints } from './field-order.js'
 import { PAYMENT_FIELD_RULES } from './fields.js'
 import { decodeForm } from './form.js'
@@ -24,8 +25,6 @@ export interface MismatchToDiagnose {
   /** The other configured sets' tokens, which it was not checked against. */
   readonly others: readonly CandidateKey[]
 }
-
-type Family = (trial: Trial, subject: Subject, delivery: RawDelivery) => void
 
 export function diagnoseMismatch(mismatch: MismatchToDiagnose, maxHmacs = MAX_DIAGNOSIS_HMACS): Diagnosis {
   const trial = new Trial(mismatch.checksum, maxHmacs)
@@ -94,85 +93,6 @@ const queryAndBody: Family = (trial, subject, delivery) => {
     matched,
   )
 }
-
-/** A family of value changes: each candidate is tried while nothing matched; `describe` words the one that did. */
-function valueFamily(
-  kind: Parameters<Trial['record']>[0],
-  what: string,
-  candidates: readonly { change: (value: FieldValue, name: string) => FieldValue | undefined; describe: (fields: string) => string }[],
-): Family {
-  return (trial, subject) => {
-    let tried = 0
-    for (const candidate of candidates) {
-      const changed = subject.mapped(candidate.change)
-      if (changed === undefined) continue
-      tried++
-      if (trial.matches(changed.data, subject.tokens)) return trial.record(kind, candidate.describe(nameList(changed.fields)), tried, true)
-      if (trial.over) break
-    }
-    trial.record(kind, tried === 0 ? `${what}: not applicable to this message` : what, tried)
-  }
-}
-
-const text = (value: FieldValue): string | undefined => (typeof value === 'string' ? value : undefined)
-
-const plusAndSpace = valueFamily('plus_and_space', '"+" and spaces swapped, both ways', [
-  {
-    change: (value) => text(value)?.replaceAll(' ', '+'),
-    describe: (fields) => `every space in ${fields} read as "+": the sender wrote a literal "+" into the form body instead of %2B`,
-  },
-  {
-    change: (value) => text(value)?.replaceAll('+', ' '),
-    describe: (fields) => `every "+" in ${fields} read as a space: the value was signed with spaces and arrived with "+" (a form encoding read twice, or JSON)`,
-  },
-])
-
-const valuesTrimmed = valueFamily('values_trimmed', 'values trimmed of the whitespace around them', [
-  {
-    change: (value) => text(value)?.trim(),
-    describe: (fields) => `the values of ${fields} trimmed: whitespace around them was added after signing`,
-  },
-])
-
-const NULL_TEXTS = new Set(['null', 'NULL', 'undefined', 'None', 'nil'])
-const nullText = valueFamily('null_text', 'the text "null" (or undefined, None, nil) read as empty', [
-  {
-    change: (value) => (typeof value === 'string' && NULL_TEXTS.has(value) ? '' : undefined),
-    describe: (fields) => `${fields} empty instead of the text "null": a framework wrote an empty (null) value as text`,
-  },
-])
-
-const AMOUNT_FIELDS = new Set(['transaction_amount', 'transaction_amount_received', 'transaction_fee', 'amount'])
-const amountFormat = valueFamily('amount_format', 'amounts with two decimals, and without trailing zeros', [
-  {
-    change: (value, name) => {
-      const amount = AMOUNT_FIELDS.has(name)
-      if (typeof value === 'number')
-        return Number.isFinite(value) && (amount || !Number.isInteger(value)) && Number(value.toFixed(2)) === value ? value.toFixed(2) : undefined
-      if (!amount || typeof value !== 'string' || !/^\d+(\.\d)?$/.test(value)) return undefined
-      return value.includes('.') ? `${value}0` : `${value}.00`
-    },
-    describe: (fields) => `${fields} written with two decimals (100.20, not 100.2): a framework turned the amounts into numbers`,
-  },
-  {
-    change: (value, name) => (AMOUNT_FIELDS.has(name) && typeof value === 'string' && /^\d+\.\d*0$/.test(value) ? value.replace(/\.?0+$/, '') : undefined),
-    describe: (fields) => `${fields} without trailing zeros (100.2): the signer signed the amounts as numbers`,
-  },
-])
-
-const BOOLEAN_FIELDS = new Set(['payment_status', 'fpx_status'])
-const booleanFormat = valueFamily('boolean_format', 'booleans written as true and false', [
-  {
-    change: (value, name) => {
-      if (typeof value !== 'string') return undefined
-      const lower = value.toLowerCase()
-      if (value !== lower && (lower === 'true' || lower === 'false')) return lower
-      if (!BOOLEAN_FIELDS.has(name)) return undefined
-      return value === '1' ? 'true' : value === '0' ? 'false' : undefined
-    },
-    describe: (fields) => `${fields} written as true/false: a framework reformatted the booleans (1/0, True/False)`,
-  },
-])
 
 function sortedKeys(value: FieldValue): FieldValue {
   if (Array.isArray(value)) return value.map(sortedKeys)

@@ -1,10 +1,14 @@
+import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credential-match.js'
 import { type DiagnosisAttempt, type DiagnosisKind, quotedName } from './diagnosis.js'
 import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
 import { type Message, toMessage } from './message.js'
-import { listedFields } from './received-fields.js'
+import { listedFields, type ReceivedFields } from './received-fields.js'
 import { ShapeCache } from './shape.js'
 import type { FieldValue } from './values.js'
+
+/** One family of candidates: it tries them and records one row. */
+export type Family = (trial: Trial, subject: Subject, delivery: RawDelivery) => void
 
 /**
  * One diagnosis under way: the candidates it checks against the received checksum, the HMACs spent (never more
@@ -81,15 +85,24 @@ export class Subject {
     }
   }
 
+  /** The signed strings of fields decoded afresh (same names, other values), or undefined. */
+  dataOfFields(read: () => ReceivedFields): (string | Buffer)[] | undefined {
+    try {
+      return this.signedData(toMessage(read(), this.shapes))
+    } catch {
+      return undefined
+    }
+  }
+
   /**
-   * The message with `change` applied to every scalar value (nested ones too), and the top-level fields it
-   * changed; undefined when it changed none.
+   * The message with `change` applied to every scalar value (nested ones too) of every field, or of `only`, and
+   * the top-level fields it changed; undefined when it changed none.
    */
-  mapped(change: (value: FieldValue, name: string) => FieldValue | undefined): { data: (string | Buffer)[]; fields: string[] } | undefined {
+  mapped(change: (value: FieldValue, name: string) => FieldValue | undefined, only?: string): { data: (string | Buffer)[]; fields: string[] } | undefined {
     const fields: string[] = []
     const values = this.values.map((value, i) => {
       const name = this.names[i] as string
-      if (name === 'checksum') return value
+      if (name === 'checksum' || (only !== undefined && name !== only)) return value
       const next = mapScalars(value, (scalar) => change(scalar, name))
       if (next !== value) fields.push(name)
       return next
