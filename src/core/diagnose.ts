@@ -141,11 +141,49 @@ const rendering: Family = (trial, subject) => {
   trial.record('rendering', tried === 0 ? 'other renderings of nested fields: no nested fields or JSON text' : 'nested fields as JSON text, and JSON text as nested fields', tried)
 }
 
+/**
+ * The signed string of a flat message and where each value starts in it: a candidate with one value left out or
+ * one empty value put in is two slices of it, not a new join of every value (most of a diagnosis's time, else).
+ */
+class SignedParts {
+  private constructor(
+    private readonly text: string,
+    private readonly starts: readonly number[],
+  ) {}
+
+  static of(parts: readonly string[]): SignedParts {
+    const starts: number[] = []
+    let at = 0
+    for (const part of parts) {
+      starts.push(at)
+      at += part.length + 1
+    }
+    return new SignedParts(parts.join('|'), starts)
+  }
+
+  /** The signed string without the value at `index`. */
+  without(index: number): string {
+    const { text, starts } = this
+    const next = starts[index + 1]
+    if (index === 0) return next === undefined ? '' : text.slice(next)
+    return next === undefined ? text.slice(0, (starts[index] as number) - 1) : text.slice(0, starts[index]) + text.slice(next)
+  }
+
+  /** The signed string with an empty value before the one at `gap` (after the last one for gap = count). */
+  withEmptyAt(gap: number): string {
+    const { text, starts } = this
+    if (gap === 0) return starts.length === 0 ? '' : `|${text}`
+    const start = starts[gap]
+    return start === undefined ? `${text}|` : `${text.slice(0, start)}|${text.slice(start)}`
+  }
+}
+
 /** Each field left out in turn: one that was added after signing (a proxy's, a framework's) is then named. */
 const fieldAdded: Family = (trial, subject) => {
   const { message } = subject
   const flat = !message.hasNestedValues
   const parts = flat ? message.shape.signedOrder.map((position) => message.textAt(position)) : []
+  const signed = SignedParts.of(parts)
   let tried = 0
   for (const [position, name] of subject.names.entries()) {
     if (name === 'checksum') continue
@@ -154,7 +192,7 @@ const fieldAdded: Family = (trial, subject) => {
       const at = message.shape.signedOrder.indexOf(position)
       // Leaving out either of two equal neighbours gives the same string: tried once.
       if (at > 0 && parts[at - 1] === parts[at]) continue
-      data = [parts.filter((_, i) => i !== at).join('|')]
+      data = [signed.without(at)]
     } else {
       data = subject.dataOf(subject.names.filter((_, i) => i !== position), subject.values.filter((_, i) => i !== position))
     }
@@ -175,13 +213,14 @@ const fieldDropped: Family = (trial, subject) => {
   if (message.hasNestedValues) return trial.record('field_dropped', 'an empty field put back at each place in name order: not tried for nested messages', 0)
   const order = message.shape.signedOrder
   const parts = order.map((position) => message.textAt(position))
+  const signed = SignedParts.of(parts)
   const names = order.map((position) => message.names[position] as string)
   let tried = 0
   for (let gap = 0; gap <= parts.length; gap++) {
     // An empty value beside an empty one gives the same string at either side of it.
     if (gap > 0 && parts[gap - 1] === '') continue
     tried++
-    const data = [[...parts.slice(0, gap), '', ...parts.slice(gap)].join('|')]
+    const data = [signed.withEmptyAt(gap)]
     if (trial.matches(data, subject.tokens)) {
       const before = names[gap - 1]
       const after = names[gap]
