@@ -8,6 +8,7 @@ export {
 } from './core/checksum.js'
 export type { CredentialOptions, CredentialSet } from './core/credentials.js'
 export type { MatchedCredential } from './core/credential-match.js'
+export type { Diagnosis, DiagnosisAttempt, DiagnosisKind } from './core/diagnosis.js'
 export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
 export { type Logger, silentLogger } from './core/logger.js'
 export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'

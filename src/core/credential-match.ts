@@ -1,4 +1,5 @@
 import type { CredentialOptions, CredentialSet } from './credentials.js'
+import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
 import type { Message, Rendering } from './message.js'
@@ -81,10 +82,11 @@ export function matchKeys(message: Message, checksum: string, keys: readonly Can
 }
 
 /** The refusal when no configured set's token matches a message whose uid names none of them. */
-export function noSetMatched(uid: string | undefined, sets: number): ReceiverError {
+export function noSetMatched(uid: string | undefined, sets: number, diagnosis?: Diagnosis): ReceiverError {
   const which = uid === undefined ? 'the message has no uid field' : `uid "${uid}" is not the API UID of any configured credential set`
   return new ReceiverError(
     'unknown_uid',
     `${which}, and its checksum matches none of the ${sets} configured Checksum Tokens (the message was altered or signed with a token that is not configured)`,
+    { diagnosis },
   )
 }

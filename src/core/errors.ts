@@ -1,3 +1,5 @@
+import type { Diagnosis } from './diagnosis.js'
+
 /**
  * Every way a delivery can be refused, with the HTTP status the sender gets. The codes are part of the public
  * API: merchants match on them, and the service sees them in response bodies.
@@ -43,12 +45,23 @@ export class ReceiverError extends Error {
   readonly status: number
   /** Field names involved, for `invalid_fields` and `duplicate_field`. */
   readonly fields: readonly string[] | undefined
+  /**
+   * For `checksum_mismatch` and `unknown_uid`: which transformation would have made the checksum verify (a
+   * Checksum Token with a zero-width space, a field added by a proxy...), or what was tried. For the merchant's
+   * eyes: it is never part of `message` or of the answer the sender gets. See docs/diagnosis.md.
+   */
+  readonly diagnosis: Diagnosis | undefined
 
-  constructor(code: ReceiverErrorCode, message: string, options?: { fields?: readonly string[]; cause?: unknown }) {
+  constructor(
+    code: ReceiverErrorCode,
+    message: string,
+    options?: { fields?: readonly string[]; cause?: unknown; diagnosis?: Diagnosis | undefined },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
     this.status = receiverErrorStatus[code]
     this.fields = options?.fields
+    this.diagnosis = options?.diagnosis
   }
 }
 

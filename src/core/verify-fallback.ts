@@ -1,5 +1,6 @@
 import type { RawDelivery } from './body.js'
 import { type CandidateKey, type CredentialIndex, type MatchedCredential, matchKeys, noSetMatched } from './credential-match.js'
+import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import type { Message, Rendering } from './message.js'
 import { bodyIsEmpty, queryText, signedSuffixes } from './unsigned-query.js'
@@ -26,17 +27,20 @@ export interface Mismatch {
   /** The token the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
   readonly token: string | undefined
   readonly sets: CredentialIndex | undefined
+  /** Called only when nothing matched, for the refusal's diagnosis (undefined when the verifier makes none). */
+  readonly diagnose: () => Diagnosis | undefined
 }
 
-export function mismatchError(): ReceiverError {
+export function mismatchError(diagnosis?: Diagnosis): ReceiverError {
   return new ReceiverError(
     'checksum_mismatch',
     'the checksum does not match the fields; the message was altered or signed with another Checksum Token',
+    { diagnosis },
   )
 }
 
 export function recoverMismatch(mismatch: Mismatch): Recovered {
-  const { delivery, message, checksum, uid, token, sets } = mismatch
+  const { delivery, message, checksum, uid, token, sets, diagnose } = mismatch
   let keys: readonly CandidateKey[]
   if (token !== undefined) {
     keys = [{ token, credential: sets?.chosen(uid) }]
@@ -53,11 +57,13 @@ export function recoverMismatch(mismatch: Mismatch): Recovered {
       if (found !== undefined) return { message: suffix.message, ...found, unsignedPrefix: suffix.prefix }
     }
   }
-  if (token === undefined) throw noSetMatched(uid, keys.length)
-  if (tried === 0) throw mismatchError()
+  const diagnosis = diagnose()
+  if (token === undefined) throw noSetMatched(uid, keys.length, diagnosis)
+  if (tried === 0) throw mismatchError(diagnosis)
   throw new ReceiverError(
     'checksum_mismatch',
     `the checksum does not match the fields, nor the fields after the first ${tried === 1 ? 'query parameter' : `1 to ${tried} query parameters`} ` +
       "(taken as the callback or redirect URL's own); the message was altered or signed with another Checksum Token",
+    { diagnosis },
   )
 }

@@ -3,6 +3,8 @@ import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { checkConsistency } from './consistency.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
+import { diagnoseMismatch } from './diagnose.js'
+import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { type Logger, safeLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
@@ -22,6 +24,11 @@ export type VerifyOptions = CredentialOptions & {
   /** A body not complete within this many milliseconds gets 408 `body_timeout`. Default 30 000. */
   bodyTimeoutMs?: number
   logger?: Logger
+  /**
+   * How many refused checksums a second get a diagnosis (ReceiverError.diagnosis: what would have made the
+   * checksum verify). Each costs at most 128 HMACs, and only a refusal pays it. Default 4; 0 turns it off.
+   */
+  diagnosisPerSecond?: number
 }
 
 /** A delivery whose checksum matched and whose fields are valid. */
@@ -107,12 +114,14 @@ export class Verifier {
   readonly maxBodyBytes: number
   readonly bodyTimeoutMs: number
   private readonly logger: Logger
+  private readonly diagnoses: DiagnosisBudget
 
   constructor(
     options: VerifyOptions,
     private readonly unpinned: UnpinnedResults = 'accept',
   ) {
     this.lookup = tokenLookup(options)
+    this.diagnoses = new DiagnosisBudget(options.diagnosisPerSecond ?? DEFAULT_DIAGNOSES_PER_SECOND)
     this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
@@ -186,8 +195,9 @@ export class Verifier {
 
   /** Off the ordinary path: another credential set, or the merchant's own query parameters before the fields. */
   private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    if (token !== undefined && !raw.query) throw mismatchError()
-    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, token, sets: this.sets })
+    const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, uid, token)
+    if (token !== undefined && !raw.query) throw mismatchError(diagnose())
+    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, token, sets: this.sets, diagnose })
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
@@ -195,6 +205,25 @@ export class Verifier {
     verified.credential = recovered.credential
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
+  }
+
+  /**
+   * Why nothing matched, once every ordinary candidate failed: rationed to diagnosisPerSecond, so a flood of
+   * forgeries costs at most that many diagnoses a second beyond the refusals themselves.
+   */
+  private diagnose(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): Diagnosis | undefined {
+    if (!this.diagnoses.enabled) return undefined
+    if (!this.diagnoses.take()) return this.diagnoses.skipped
+    const all = this.sets?.fallback ?? []
+    const keys = token === undefined ? all : [{ token, credential: this.sets?.chosen(uid) }]
+    const others = token === undefined ? [] : all.filter((key) => key.token !== token)
+    try {
+      return diagnoseMismatch({ delivery: raw, message, checksum, keys, others })
+    } catch (error) {
+      // A diagnosis is a courtesy: the refusal stands without it.
+      this.logger.error({ err: error }, 'diagnosing a refused checksum failed')
+      return undefined
+    }
   }
 }
 

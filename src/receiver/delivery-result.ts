@@ -5,5 +5,5 @@
 export interface DeliveryResult {
   readonly status: number
   readonly outcome: 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed' | 'queued'
-  readonly error?: { readonly code: string; readonly message: string }
+  readonly error?: { readonly code: string; readonly message: string; readonly diagnosis?: { readonly summary: string } }
 }

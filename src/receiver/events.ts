@@ -1,6 +1,7 @@
 /** What handlers and callers of the receiver see: deliveries, events and answers (types only). */
 import type { RawDelivery } from '../core/body.js'
 import type { MatchedCredential } from '../core/credential-match.js'
+import type { Diagnosis } from '../core/diagnosis.js'
 import type { ReceiverErrorCode } from '../core/errors.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
@@ -61,5 +62,9 @@ export interface ReceiverResponse {
   outcome: Outcome
   /** The verified payment, whenever the checksum matched. */
   payment?: Payment
-  error?: { code: ReceiverErrorCode; message: string }
+  /**
+   * Why it was refused or failed. `diagnosis`: for a refused checksum, what would have made it verify (see
+   * ReceiverError.diagnosis); never in `body`, which is all the sender gets.
+   */
+  error?: { code: ReceiverErrorCode; message: string; diagnosis?: Diagnosis }
 }

@@ -16,7 +16,7 @@ import type { TimelineEntry, TimelineQuery } from '../stores/timeline.js'
 import { Hooks } from './hooks.js'
 import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
-import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
+import { acknowledged, busy, diagnosisDetails, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 import { checkExpected, type ExpectHook } from './expectations.js'
 import { confirmingClients, confirmThroughApi, type ConfirmingClients } from './confirmation.js'
@@ -383,8 +383,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     refusals.count(error instanceof ReceiverError ? error.code : 'internal_error')
     if (error instanceof ReceiverError) {
       const level = error.status >= 500 ? 'error' : 'warn'
-      const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }) }
-      logger[level](details, `refused ${what}: ${error.message}`)
+      const details = { code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }), ...diagnosisDetails(error) }
+      logger[level](details, `refused ${what}: ${error.message}${error.diagnosis === undefined ? '' : `. Diagnosis: ${error.diagnosis.summary}`}`)
       return refused(error, 'rejected')
     }
     logger.error({ err: error, delivery: source }, `unexpected error while reading ${what}`)

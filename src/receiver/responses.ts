@@ -2,7 +2,7 @@
  * What the receiver hands out: its answers (ReceiverResponse) and the events its handlers get, as classes whose
  * payment and fields are built only when read.
  */
-import { ReceiverError, type ReceiverErrorCode } from '../core/errors.js'
+import { ReceiverError } from '../core/errors.js'
 import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
@@ -21,7 +21,7 @@ const VERIFIED = Symbol('verified')
 
 export class Answer implements ReceiverResponse {
   // `declare`: no own `error: undefined` on successful answers ('error' in response stays false for them).
-  declare error?: { code: ReceiverErrorCode; message: string }
+  declare error?: ReceiverResponse['error']
   readonly [VERIFIED]: VerifiedPayment | undefined
 
   constructor(
@@ -53,10 +53,20 @@ export function refused(error: ReceiverError, outcome: Outcome, verified?: Verif
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' }
   // The rest of a late body may still be trickling in: closing the connection ends it.
   if (error.code === 'body_timeout') headers.connection = 'close'
+  // The sender gets the code and message only: a diagnosis is for the merchant (logs, timeline, this object).
   const body = JSON.stringify({ error: { code: error.code, message: error.message } })
   const response = new Answer(error.status, headers, body, outcome, verified)
-  response.error = { code: error.code, message: error.message }
+  const { diagnosis } = error
+  response.error = diagnosis === undefined ? { code: error.code, message: error.message } : { code: error.code, message: error.message, diagnosis }
   return response
+}
+
+/** A refused checksum's diagnosis in a log line's details: its verdict and what matched, not the whole table. */
+export function diagnosisDetails(error: ReceiverError): { diagnosis?: { verdict: string; kind?: string; field?: string; hmacs: number } } {
+  const { diagnosis } = error
+  if (diagnosis === undefined) return {}
+  const { verdict, match, hmacs } = diagnosis
+  return { diagnosis: { verdict, hmacs, ...(match === undefined ? {} : { kind: match.kind }), ...(match?.field === undefined ? {} : { field: match.field }) } }
 }
 
 /** The event handlers get: one class, the payment and fields behind prototype getters, built on first read. */

@@ -260,8 +260,15 @@ export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBod
     closingEvent(response),
     response.error?.code ?? null,
     response.status,
-    response.error?.message ?? null,
+    timelineMessage(response),
   )
+}
+
+/** The closing entry's message: the error's, and for a refused checksum its diagnosis (never the sender's to see). */
+function timelineMessage(response: DeliveryResult): string | null {
+  const error = response.error
+  if (error === undefined) return null
+  return error.diagnosis === undefined ? error.message : `${error.message}. Diagnosis: ${error.diagnosis.summary}`
 }
 
 /** What one attempt from the inbox adds: its outcome, and `dead_lettered` when it was the last. */

@@ -687,6 +687,8 @@ describe('secrets never leak', () => {
         { uid: UID_B, checksumToken: otherSecret },
       ],
       logger,
+      // Every refused checksum diagnosed, so that every diagnosis is checked for leaks too.
+      diagnosisPerSecond: 1000,
     })
     receiver.on('payment.succeeded', (event) => {
       if (event.payment.orderNumber === 'ORD-THROWS') throw new Error('handler failed for this order')
@@ -748,12 +750,25 @@ describe('secrets never leak', () => {
     const storeFails = createReceiver({ checksumToken: secret, logger, store: brokenStore })
     expect(keep(await deliver(storeFails, withToken(), { token: secret })).error?.code).toBe('store_unavailable')
 
+    // Refused checksums carry a diagnosis (log line, response.error, timeline): a token with stray characters is
+    // named by them, an Auth Token added after signing by its field name, another set by its uid; no token ever.
+    const dirty = createReceiver({ checksumToken: `${secret}\u200b `, logger })
+    const dirtyFields = withToken()
+    expect(keep(await deliver(dirty, dirtyFields, { token: secret })).error?.diagnosis?.match?.kind).toBe('checksum_token')
+    seen.push(serialize(await dirty.timeline(String(dirtyFields.order_number))))
+    const tokenAdded = `${signCallback(withToken({ token: undefined }), secret).body}&token=${authToken}`
+    expect(keep(await sendRaw(tokenAdded, FORM)).error?.diagnosis?.match).toMatchObject({ kind: 'field_added', field: 'token' })
+    expect(keep(await send(withToken(), otherSecret)).error?.diagnosis?.match?.kind).toBe('other_credential')
+    expect(keep(await send(withToken({ uid: 'ffffffff-0000-4000-8000-000000000000' }), thirdSecret)).error?.diagnosis?.verdict).toBe('unexplained')
+
     // The collection is not empty: each level was written and the failures are in it.
     const everything = [...logged, ...seen].join('\n')
     for (const level of ['debug', 'info', 'warn', 'error']) expect(logged.some((line) => line.startsWith(level))).toBe(true)
     for (const code of ['checksum_mismatch', 'unknown_uid', 'invalid_fields', 'handler_failed', 'store_unavailable', 'body_too_large'])
       expect(everything).toContain(code)
     expect(everything).toContain('store connection refused')
+    for (const words of ['Diagnosis: the checksum verifies with', 'U+200B ZERO WIDTH SPACE', 'field \\"token\\" left out', 'unexplained'])
+      expect(everything).toContain(words)
 
     for (const value of [secret, otherSecret, thirdSecret, authToken]) {
       expect(everything).not.toContain(value)
