@@ -9,7 +9,7 @@ export {
 export type { CredentialOptions, CredentialSet } from './core/credentials.js'
 export type { MatchedCredential } from './core/credential-match.js'
 export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
-export { type Logger, silentLogger } from './core/logger.js'
+export { type Logger, type LoggerOption, silentLogger } from './core/logger.js'
 export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'
 export type { Rendering } from './core/message.js'
 export { classify, type Payment, type PaymentState, toSen } from './core/payment.js'

@@ -22,6 +22,7 @@ export const receiverErrorStatus = {
   lease_lost: 500,
   internal_error: 500,
   store_unavailable: 503,
+  no_handler: 503,
 } as const
 
 export type ReceiverErrorCode = keyof typeof receiverErrorStatus

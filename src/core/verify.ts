@@ -3,7 +3,7 @@ import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { ReceiverError } from './errors.js'
-import { type Logger, safeLogger } from './logger.js'
+import { type Logger, type LoggerOption, safeLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
@@ -15,7 +15,11 @@ import { mismatchError, recoverMismatch } from './verify-fallback.js'
 export type VerifyOptions = CredentialOptions & {
   /** Larger bodies get 413. Default 64 KiB. */
   maxBodyBytes?: number
-  logger?: Logger
+  /**
+   * pino-compatible. Default: warnings and errors on the console (info and debug dropped); `false` silences.
+   * Nothing logged ever holds a token.
+   */
+  logger?: LoggerOption
 }
 
 /** A delivery whose checksum matched and whose fields are valid. */

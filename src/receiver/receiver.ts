@@ -18,6 +18,7 @@ import { type Accept, type AcceptWatcher, observe } from './observe.js'
 import { Telemetry, type TelemetryOptions } from './telemetry.js'
 import { acknowledged, busy, HandlerEvent, refused } from './responses.js'
 import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
+import { unhandled } from './unhandled.js'
 
 export type {
   Delivery,
@@ -228,6 +229,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         const event: PaymentEvent<TTransaction> = new HandlerEvent(verified, name, previousState, kind, transaction)
         try {
           const handling = hooks.handlersFor(handlers[name], name, log)
+          if (handling.length === 0) return await unhandled(store, lease, name, verified, logger, log)
           for (let i = 0; i < handling.length; i++) {
             // A handler that returns nothing (most do) costs no tick.
             const result = (handling[i] as PaymentHandler<TTransaction>)(event)
