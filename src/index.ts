@@ -23,6 +23,8 @@ export {
   type Outcome,
   type PaymentEvent,
   type PaymentEventName,
+  type PaymentEventOf,
+  type PaymentEventStates,
   type PaymentHandler,
   type PaymentHandlerError,
   type Receiver,

@@ -27,6 +27,8 @@ export type {
   Outcome,
   PaymentEvent,
   PaymentEventName,
+  PaymentEventOf,
+  PaymentEventStates,
   PaymentHandler,
   PaymentHandlerError,
   ReceiverResponse,
@@ -71,7 +73,8 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
 }
 
 export interface Receiver<TTransaction = undefined> {
-  on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
+  /** The handler's event is narrowed by `name`: on('payment.succeeded', e => ...) has `e.state` 'succeeded'. */
+  on<TName extends PaymentEventName>(name: TName, handler: PaymentHandler<TTransaction, TName>): () => void
   /** A handler for every payment event, run after the event's own handlers. Returns a function that removes it. */
   onAny(handler: PaymentHandler<TTransaction>): () => void
   /**
