@@ -23,7 +23,7 @@ const SUBPATHS: Record<string, string[]> = {
   'fpx-collect/redis': ['redisStore'],
   'fpx-collect/postgres': ['postgresStore'],
   'fpx-collect/emulator': ['startEmulator'],
-  'fpx-collect/client': ['createClient', 'reconcile', 'FpxApiError'],
+  'fpx-collect/client': ['createClient', 'reconcile', 'FpxApiError', 'paymentFormHtml'],
 }
 
 function run(format: 'esm' | 'cjs', source: string): string {
