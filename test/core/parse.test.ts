@@ -43,10 +43,15 @@ const BASE: readonly (readonly [string, string])[] = [
 ]
 const BASE_TEXT = 'EX0000000001|ORD-1001|true|100.20'
 
-/** A receiver keyed by TOKEN unless `options` brings its own way to find the token. */
+/**
+ * A receiver keyed by TOKEN unless `options` brings its own way to find the token, with a handler for every state
+ * (a state no handler listens to is answered 503 no_handler).
+ */
 function receiver(options: Partial<ReceiverOptions> = {}) {
   const keyed = options.credentials !== undefined || options.resolveChecksumToken !== undefined
-  return createReceiver((keyed ? options : { checksumToken: TOKEN, ...options }) as ReceiverOptions)
+  const created = createReceiver((keyed ? options : { checksumToken: TOKEN, ...options }) as ReceiverOptions)
+  created.onAny(() => {})
+  return created
 }
 
 async function expectRefused(delivery: RawDelivery, code: string, status: number, options: Partial<ReceiverOptions> = {}) {
