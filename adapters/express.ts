@@ -1,6 +1,6 @@
 /**
  * Express 4 and 5: `app.post('/fpx/callback', fpxCallback(receiver))`. Mount the routes before any body
- * parser, or let the parser keep the raw body (`express.urlencoded({ verify: (req, _res, buf) => { req.rawBody = buf } })`).
+ * parser, or let the parser keep the raw body: `express.urlencoded({ extended: false, verify: keepRawBody })`.
  * @module fpx-collect/express
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
@@ -33,6 +33,17 @@ function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirec
       .then((answer) => send(response, answer))
       .catch(next)
   }
+}
+
+/**
+ * For a body parser mounted before the payment routes: `express.urlencoded({ extended: false, verify: keepRawBody })`,
+ * `express.json({ verify: keepRawBody })`. Keeps the bytes the parser read as `req.rawBody`, where the routes find
+ * them, since the checksum is verified over the raw body, never over a re-serialised object. A function rather
+ * than a global type augmentation of `req.rawBody`: other packages declare that property with other types, and
+ * two augmentations that disagree break the app's build.
+ */
+export function keepRawBody(request: IncomingMessage, _response: ServerResponse, buffer: Buffer): void {
+  Object.assign(request, { rawBody: buffer })
 }
 
 /** The route for server-to-server callbacks (callback_url). */

@@ -135,7 +135,7 @@ interface Payment { orderNumber: string; exchangeNumber: string; page: Answer }
 /** The buyer checks out at the shop, and the browser posts the shop's signed payment form to the service. */
 async function checkout(product: string, amount: string, unsigned: Record<string, string> = {}): Promise<Payment> {
   const form = { product, amount, name: 'Nur Aisyah binti Ahmad', email: 'aisyah@example.com', phone: '+60123456789' }
-  const pay = formOf(await browse(`${shop.url}/checkout`, 'POST', form), 'pay')
+  const pay = formOf(await browse(`${shop.url}/checkout`, 'POST', form), 'fpx-collect-payment-form')
   const page = await submit(pay, unsigned)
   const orderNumber = pay.fields.order_number ?? ''
   if (page.status !== 200 || page.exchangeNumber === null) throw new Error(`the service refused the payment: ${page.status} ${page.html.slice(0, 200)}`)

@@ -10,7 +10,7 @@ export type { CredentialOptions, CredentialSet } from './core/credentials.js'
 export type { MatchedCredential } from './core/credential-match.js'
 export type { Diagnosis, DiagnosisAttempt, DiagnosisKind } from './core/diagnosis.js'
 export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
-export { type Logger, silentLogger } from './core/logger.js'
+export { type Logger, type LoggerOption, silentLogger } from './core/logger.js'
 export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'
 export type { Rendering } from './core/message.js'
 export { classify, type Payment, type PaymentState, toSen } from './core/payment.js'
@@ -28,6 +28,8 @@ export {
   type Outcome,
   type PaymentEvent,
   type PaymentEventName,
+  type PaymentEventOf,
+  type PaymentEventStates,
   type PaymentHandler,
   type PaymentHandlerError,
   type Receiver,

@@ -1,5 +1,5 @@
 /** The examples' pages. Every value that reaches the HTML goes through escapeHtml, buyer input above all. */
-import type { Bank } from 'fpx-collect/client'
+import { type Bank, type PaymentForm, paymentFormHtml } from 'fpx-collect/client'
 import type { Order } from './shop.js'
 
 export interface Page {
@@ -15,7 +15,7 @@ export function escapeHtml(text: string): string {
 // The payment page carries the Auth Token and every page shows buyer data: none of them belongs in a cache.
 const HEADERS = { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }
 
-function page(title: string, body: string, status = 200, script = ''): Page {
+function page(title: string, body: string, status = 200): Page {
   const html = `<!doctype html>
 <html lang="en">
 <head>
@@ -33,7 +33,6 @@ nav a{margin-right:1rem}button{margin-top:1rem;padding:.5rem 1rem}
 <nav><a href="/">Checkout</a><a href="/orders">Orders</a></nav>
 <h1>${escapeHtml(title)}</h1>
 ${body}
-${script}
 </body>
 </html>
 `
@@ -101,19 +100,14 @@ ${bankField(banks, values.bank, problems.bank)}
 }
 
 /**
- * The payment request goes from the buyer's browser to the service, which shows the bank selection; the page
- * posts it at once and offers a button when scripts are off.
+ * The payment request goes from the buyer's browser to the service, which shows the bank selection. The form is
+ * paymentFormHtml's: every field escaped (the buyer's name is theirs to choose), posted at once, with a button
+ * when scripts are off.
  */
-export function paymentRedirectPage(action: string, fields: Readonly<Record<string, string>>): Page {
-  const hidden = Object.entries(fields)
-    .map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
-    .join('\n')
-  const body = `<p>Taking you to online banking to pay for order ${escapeHtml(fields.order_number ?? '')}…</p>
-<form id="pay" method="post" action="${escapeHtml(action)}">
-${hidden}
-<button type="submit">Continue to payment</button>
-</form>`
-  return page('Redirecting to payment', body, 200, `<script>document.getElementById('pay').submit()</script>`)
+export function paymentRedirectPage(form: PaymentForm): Page {
+  const body = `<p>Taking you to online banking to pay for order ${escapeHtml(form.fields.order_number ?? '')}…</p>
+${paymentFormHtml(form, { fragment: true })}`
+  return page('Redirecting to payment', body)
 }
 
 function describe(order: Order): string {

@@ -268,7 +268,7 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
         ...(input.bank === '' ? {} : { buyer_bank_code: input.bank }),
       })
       log(`order ${order.orderNumber} placed: RM ${order.amount} for ${order.product}${input.bank === '' ? '' : ` (bank ${input.bank})`}`)
-      return paymentRedirectPage(payment.action, payment.fields)
+      return paymentRedirectPage(payment)
     },
   }
 }

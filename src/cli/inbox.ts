@@ -8,6 +8,7 @@ import { INBOX_STATES } from '../inbox/queue.js'
 import type { PaymentState } from '../core/payment.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
+import { importOptional, MissingPackage } from './optional.js'
 
 export const INBOX_HELP = `Usage: fpx-collect inbox <list | show | retry> [options]
 
@@ -27,7 +28,8 @@ Where:
   --prefix P        Redis: the store's prefix option (default fpx-collect:).
   --json            One JSON document instead of lines.
 
-Exit codes: 0 done, 1 nothing found (or nothing to retry), 2 usage error, 3 the store could not be reached.
+Exit codes: 0 done, 1 nothing found (or nothing to retry), 2 usage error, 3 the store could not be reached (or its
+driver, pg or ioredis, is not installed).
 `
 
 const URL_ENV = 'FPX_INBOX_URL'
@@ -55,7 +57,7 @@ class StoreUnreachable extends Error {}
 async function open(url: URL, table: string | undefined, prefix: string | undefined): Promise<Opened> {
   if (url.protocol === 'postgres:' || url.protocol === 'postgresql:') {
     if (prefix !== undefined) throw new UsageError('--prefix is for Redis; PostgreSQL takes --table')
-    const { default: pg } = await import('pg')
+    const { default: pg } = await importOptional('pg', () => import('pg'), 'reading a PostgreSQL inbox', 'inbox')
     const { postgresStore } = await import('../stores/postgres/store.js')
     const { DEFAULT_TABLE, tableName } = await import('../stores/postgres/sql.js')
     const { inboxTable } = await import('../stores/postgres/inbox-sql.js')
@@ -85,7 +87,7 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
   }
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (table !== undefined) throw new UsageError('--table is for PostgreSQL; Redis takes --prefix')
-    const { Redis } = await import('ioredis')
+    const { Redis } = await importOptional('ioredis', () => import('ioredis'), 'reading a Redis inbox', 'inbox')
     const { redisStore } = await import('../stores/redis.js')
     const client = new Redis(url.href, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null })
     client.on('error', () => {})
@@ -152,7 +154,7 @@ export async function inbox(argv: readonly string[], io: Io, env: NodeJS.Process
     opened = await open(url, args.string('table'), args.string('prefix'))
   } catch (error) {
     if (error instanceof UsageError) throw error
-    const reason = error instanceof StoreUnreachable ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
+    const reason = error instanceof StoreUnreachable || error instanceof MissingPackage ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
     io.err(`fpx-collect inbox: ${reason}\n`)
     return EXIT.failure
   }

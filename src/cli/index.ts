@@ -9,8 +9,10 @@ import { inbox } from './inbox.js'
 import { sign } from './sign.js'
 import { trigger } from './trigger.js'
 import { verify } from './verify.js'
+import { packageVersion } from './version.js'
 
 const HELP = `Usage: fpx-collect <command> [options]
+       fpx-collect --version
 
 Commands:
   emulator   Start the local emulator of the payment service
@@ -48,6 +50,11 @@ async function main(argv: readonly string[]): Promise<number> {
         return await trigger(rest, io, process.env)
       case 'inbox':
         return await inbox(rest, io, process.env)
+      case '--version':
+      case '-v':
+      case 'version':
+        io.out(`${packageVersion()}\n`)
+        return EXIT.ok
       case undefined:
       case '--help':
       case '-h':

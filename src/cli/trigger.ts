@@ -11,7 +11,8 @@ the status and body of the answer. Each run has fresh order and reference number
   succeeded            fpx_debit_auth_code 00, payment_status true.
   failed               fpx_debit_auth_code 51, payment_status false, retry_url set, no receipt_url.
   pending              A B2B1 payment pending corporate approval: fpx_debit_auth_code 99.
-  --url URL            Where to POST (your callback_url or redirect_url route).
+  --url URL            Where to POST (your callback_url or redirect_url route). A redirect the app answers
+                       with (303 to your success page) is reported with its Location, not followed.
   --uid UID            The API UID the message carries (the receiver picks the token by it).
   --field name=value   Override or add a field; repeatable. params[reference1]=12 makes a nested field.
   --fields file.json   Fields from a JSON object; --field pairs override them.
@@ -19,7 +20,7 @@ the status and body of the answer. Each run has fresh order and reference number
   --timeout seconds    Give up waiting for the answer (default 30).
   --checksum-token T   The Checksum Token; better: set FPX_CHECKSUM_TOKEN. It is never printed.
 
-Exit codes: 0 answered 2xx, 1 answered otherwise, 2 usage error, 3 no answer (connection refused, time-out).
+Exit codes: 0 answered 2xx or 3xx, 1 answered otherwise, 2 usage error, 3 no answer (connection refused, time-out).
 `
 
 const STATES: Record<string, Record<string, FieldInput>> = {
@@ -79,7 +80,9 @@ export async function trigger(argv: readonly string[], io: Io, env: NodeJS.Proce
   io.out(`POST ${target}\n  ${state}: order_number ${String(fields.order_number)}, exchange_number ${String(fields.exchange_number)}\n`)
   let response: Response
   try {
-    response = await fetch(target, { method: 'POST', headers: { 'content-type': contentType }, body, signal: AbortSignal.timeout(timeout * 1000) })
+    // Not followed: a redirect route answers the buyer's browser with a 303 to the shop's page, and that answer
+    // (not the page it points to) is what tells whether the app handled the result.
+    response = await fetch(target, { method: 'POST', headers: { 'content-type': contentType }, body, redirect: 'manual', signal: AbortSignal.timeout(timeout * 1000) })
   } catch (error) {
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
     const reason = cause?.code ?? cause?.message ?? (error as Error).message
@@ -87,6 +90,9 @@ export async function trigger(argv: readonly string[], io: Io, env: NodeJS.Proce
     return EXIT.failure
   }
   const text = await response.text()
-  io.out(`${response.status} ${response.statusText}\n${text.length > MAX_SHOWN_BODY ? `${text.slice(0, MAX_SHOWN_BODY)}…` : text}\n`)
-  return response.ok ? EXIT.ok : EXIT.negative
+  const redirected = response.status >= 300 && response.status < 400
+  const location = response.headers.get('location')
+  const where = redirected ? `Location: ${location ?? '(none)'} (not followed)\n` : ''
+  io.out(`${response.status} ${response.statusText}\n${where}${text.length > MAX_SHOWN_BODY ? `${text.slice(0, MAX_SHOWN_BODY)}…` : text}\n`)
+  return response.ok || (redirected && location !== null) ? EXIT.ok : EXIT.negative
 }

@@ -30,13 +30,13 @@ async function bankList(context: ClientContext, path: string, basicAuth: boolean
   const list = readOutput(bankListSchema, context.http.json(what, answer), what, answer.status)
   const logger = context.config.logger
   const verified = list.VerifySign === true
-  if (!verified) logger?.warn({ request: what, entries: list.fpx_bankList.length }, 'discarded a bank list whose VerifySign is not true')
+  if (!verified) logger.warn({ request: what, entries: list.fpx_bankList.length }, 'discarded a bank list whose VerifySign is not true')
   const banks: Bank[] = []
   if (verified)
     for (const entry of list.fpx_bankList) {
       // The spec puts VerifySign on the list; an entry that carries its own false is discarded just the same.
       if (entry.VerifySign === false) {
-        logger?.warn({ request: what, code: entry.code }, 'discarded a bank list entry whose VerifySign is false')
+        logger.warn({ request: what, code: entry.code }, 'discarded a bank list entry whose VerifySign is false')
         continue
       }
       banks.push({ code: entry.code, name: entry.name, online: entry.status_format2 ?? entry.status_format1 === 'online' })

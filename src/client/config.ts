@@ -1,4 +1,4 @@
-import type { Logger } from '../core/logger.js'
+import { type Logger, type LoggerOption, safeLogger } from '../core/logger.js'
 
 /**
  * The spec says sandbox and production each have their own {base_url} ending in /api, but does not give them.
@@ -30,7 +30,8 @@ export interface ClientOptions {
   retryDelayMs?: number
   /** The fetch to use (a proxy agent, a test double of the network). Default: the platform's fetch. */
   fetch?: typeof fetch
-  logger?: Logger
+  /** Retries and discarded bank entries are warned about. Default: warnings on the console; `false` silences. */
+  logger?: LoggerOption
 }
 
 export interface ResolvedConfig {
@@ -43,7 +44,7 @@ export interface ResolvedConfig {
   readonly maxRetries: number
   readonly retryDelayMs: number
   readonly fetch: typeof fetch
-  readonly logger: Logger | undefined
+  readonly logger: Logger
 }
 
 function nonEmpty(value: unknown, name: string): string {
@@ -79,6 +80,6 @@ export function resolveConfig(options: ClientOptions): ResolvedConfig {
     maxRetries: wholeNumber(options.maxRetries, 2, 'maxRetries', 0),
     retryDelayMs: wholeNumber(options.retryDelayMs, 250, 'retryDelayMs', 0),
     fetch: options.fetch ?? globalThis.fetch,
-    logger: options.logger,
+    logger: safeLogger(options.logger),
   }
 }

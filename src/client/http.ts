@@ -87,7 +87,7 @@ export class HttpClient {
       } catch (error) {
         if (last) throw error
         const wait = backoffMs(attempt, this.config.retryDelayMs)
-        this.config.logger?.warn({ request: what, attempt: attempt + 1, waitMs: wait, error: (error as Error).name }, 'request failed; retrying')
+        this.config.logger.warn({ request: what, attempt: attempt + 1, waitMs: wait, error: (error as Error).name }, 'request failed; retrying')
         await sleep(wait)
         continue
       }
@@ -95,7 +95,7 @@ export class HttpClient {
       if (request.acceptRedirect === true && answer.status >= 300 && answer.status < 400) return answer
       if (last || !retryableStatus(answer.status)) throw this.failure(what, answer)
       const wait = Math.min(MAX_RETRY_AFTER_MS, retryAfterMs(answer.headers.get('retry-after')) ?? backoffMs(attempt, this.config.retryDelayMs))
-      this.config.logger?.warn({ request: what, attempt: attempt + 1, status: answer.status, waitMs: wait }, 'the service answered with a retryable status; retrying')
+      this.config.logger.warn({ request: what, attempt: attempt + 1, status: answer.status, waitMs: wait }, 'the service answered with a retryable status; retrying')
       await sleep(wait)
     }
   }

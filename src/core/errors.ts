@@ -31,6 +31,7 @@ export const receiverErrorStatus = {
   confirmation_pending: 503,
   confirmation_unavailable: 503,
   expect_failed: 503,
+  no_handler: 503,
 } as const
 
 export type ReceiverErrorCode = keyof typeof receiverErrorStatus

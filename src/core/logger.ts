@@ -6,22 +6,38 @@ export interface Logger {
   error(details: object, message: string): void
 }
 
+/** What a `logger` option takes: a logger, or `false` for silence. Left out: warnings and errors on the console. */
+export type LoggerOption = Logger | false
+
 const ignore = (): void => {}
 
 export const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore }
 
 /**
+ * Where warnings and errors go when no logger was given: the console, as BullMQ's and the Redis store's do. A
+ * refused result, a failed store or a state no handler listens to must never pass unseen; info and debug (every
+ * handled payment) stay quiet. The details follow the message, with no secrets in them (none are ever logged).
+ */
+export const consoleLogger: Logger = {
+  debug: ignore,
+  info: ignore,
+  warn: (details, message) => console.warn(`fpx-collect: ${message}`, details),
+  error: (details, message) => console.error(`fpx-collect: ${message}`, details),
+}
+
+/**
  * The merchant's logger, made unable to throw: a log line is never worth a delivery's answer (a logger that threw
  * on the way out of a refusal made handle() throw, and one that threw after the handlers ran turned a processed
- * payment into a 500). Without a logger, the silent one.
+ * payment into a 500). Without a logger, warnings and errors go to the console; `false` silences everything.
  */
-export function safeLogger(logger: Logger | undefined): Logger {
-  if (logger === undefined) return silentLogger
+export function safeLogger(logger: LoggerOption | undefined): Logger {
+  if (logger === false) return silentLogger
+  const chosen = logger ?? consoleLogger
   const level =
     (name: keyof Logger) =>
     (details: object, message: string): void => {
       try {
-        logger[name](details, message)
+        chosen[name](details, message)
       } catch {
         // Nowhere left to report it.
       }

@@ -6,7 +6,7 @@ import { type CredentialOptions, tokenLookup } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
-import { type Logger, safeLogger } from './logger.js'
+import { type Logger, type LoggerOption, safeLogger } from './logger.js'
 import { type Message, type Rendering, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from './payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
@@ -23,12 +23,16 @@ export type VerifyOptions = CredentialOptions & {
   maxBodyBytes?: number
   /** A body not complete within this many milliseconds gets 408 `body_timeout`. Default 30 000. */
   bodyTimeoutMs?: number
-  logger?: Logger
   /**
    * How many refused checksums a second get a diagnosis (ReceiverError.diagnosis: what would have made the
    * checksum verify). Each costs at most 128 HMACs, and only a refusal pays it. Default 4; 0 turns it off.
    */
   diagnosisPerSecond?: number
+  /**
+   * pino-compatible. Default: warnings and errors on the console (info and debug dropped); `false` silences.
+   * Nothing logged ever holds a token.
+   */
+  logger?: LoggerOption
 }
 
 /** A delivery whose checksum matched and whose fields are valid. */

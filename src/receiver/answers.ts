@@ -118,7 +118,11 @@ export async function answerRedirect<TContext>(
     const own = await options.onResult({ response, payment }, context)
     return { status: own.status ?? 200, headers: { ...HTML, ...own.headers }, body: own.body ?? '' }
   }
-  if (response.status !== 200 || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
+  // A verified state no handler listens to was not recorded (503 no_handler, retried by the callback), but the
+  // bank's verdict stands: the buyer sees the page for it. An error page would tell a buyer whose payment failed
+  // not to pay again.
+  const shown = response.status === 200 || response.error?.code === 'no_handler'
+  if (!shown || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
   const location = urlFor(options as RedirectOptions<never>, payment)
   if (location === undefined) return resultPage(payment)
   return { status: 303, headers: { location: locationHeader(location), 'cache-control': 'no-store' }, body: '' }

@@ -19,15 +19,26 @@ export interface Delivery extends RawDelivery {
 
 export type PaymentEventName = 'payment.succeeded' | 'payment.failed' | 'payment.pending'
 
-export interface PaymentEvent<TTransaction = undefined> {
+/** The state each event is named after: `payment.succeeded` carries `succeeded`, and so on. */
+export interface PaymentEventStates {
+  'payment.succeeded': 'succeeded'
+  'payment.failed': 'failed'
+  'payment.pending': 'pending'
+}
+
+/**
+ * The event of one name, its `name`, `state` and `payment.state` narrowed to it. `PaymentEvent` is the union of
+ * the three, so `event.name === 'payment.succeeded'` narrows an onAny handler's event too.
+ */
+export interface PaymentEventOf<TTransaction, TName extends PaymentEventName> {
   /** `exchange_number:state`: the deduplication key, stable across redeliveries. */
   readonly id: string
-  readonly name: PaymentEventName
-  readonly state: PaymentState
+  readonly name: TName
+  readonly state: PaymentEventStates[TName]
   /** The state handled before this one for the same exchange_number (pending before a B2B1 success), or null. */
   readonly previousState: PaymentState | null
   readonly delivery: ResultSource
-  readonly payment: Payment
+  readonly payment: Payment & { readonly state: PaymentEventStates[TName] }
   /** All fields as received, prototype-free. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
@@ -45,7 +56,19 @@ export interface PaymentEvent<TTransaction = undefined> {
   readonly transaction: TTransaction | undefined
 }
 
-export type PaymentHandler<TTransaction = undefined> = (event: PaymentEvent<TTransaction>) => void | Promise<void>
+/** A payment event: by default any of the three (a union discriminated by `name`), or the one named. */
+export type PaymentEvent<TTransaction = undefined, TName extends PaymentEventName = PaymentEventName> = TName extends PaymentEventName
+  ? PaymentEventOf<TTransaction, TName>
+  : never
+
+/*
+ * Written as a method, so that its parameter is compared both ways: a handler for one event is then accepted
+ * where handlers of every event are kept (the receiver's own lists), while on('payment.failed', handler) still
+ * refuses a handler typed for payment.succeeded (neither event is the other).
+ */
+export type PaymentHandler<TTransaction = undefined, TName extends PaymentEventName = PaymentEventName> = {
+  handle(event: PaymentEvent<TTransaction, TName>): void | Promise<void>
+}['handle']
 
 /** What onError handlers receive: the handler's error in `errors` (and as `cause`), and the event it failed on. */
 export type PaymentHandlerError<TTransaction = undefined> = HandlerError<PaymentEvent<TTransaction>>

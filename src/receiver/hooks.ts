@@ -43,7 +43,7 @@ export class Hooks<TEvent> {
   /**
    * The handlers to run for an event, own ones first, then onAny ones; a copy whenever it could change while
    * they run (a handler that removes itself must not make the next one skip). Warns when there are none: the
-   * state is still recorded as handled, so nothing would ever act on it.
+   * receiver then leaves the state unrecorded (see unhandled.ts), so a handler registered later still gets it.
    */
   handlersFor(own: Handler<TEvent>[], name: string, details: object): readonly Handler<TEvent>[] {
     if (this.any.length === 0) {
@@ -56,8 +56,8 @@ export class Hooks<TEvent> {
   private unhandled(name: string, details: object): void {
     this.logger.warn(
       details,
-      `no handler is registered for ${name}; the payment was recorded as handled and will not be dispatched again. ` +
-        `Register one with receiver.on('${name}', ...) or receiver.onAny(...)`,
+      `no handler is registered for ${name}; the result was NOT recorded as handled and the sender is asked to retry ` +
+        `(503 no_handler). Register one with receiver.on('${name}', ...) or receiver.onAny(...)`,
     )
   }
 

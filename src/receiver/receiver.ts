@@ -25,6 +25,7 @@ import { STATE_RANK } from '../core/payment.js'
 export type { ConfirmingClient, ConfirmingClients } from './confirmation.js'
 export type { ExpectedPayment, ExpectHook, ExpectQuery } from './expectations.js'
 import { RefusalLog, type RefusalSummary } from './refusals.js'
+import { unhandled } from './unhandled.js'
 
 export type {
   Delivery,
@@ -33,6 +34,8 @@ export type {
   Outcome,
   PaymentEvent,
   PaymentEventName,
+  PaymentEventOf,
+  PaymentEventStates,
   PaymentHandler,
   PaymentHandlerError,
   ReceiverResponse,
@@ -101,7 +104,8 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
 }
 
 export interface Receiver<TTransaction = undefined> {
-  on(name: PaymentEventName, handler: PaymentHandler<TTransaction>): () => void
+  /** The handler's event is narrowed by `name`: on('payment.succeeded', e => ...) has `e.state` 'succeeded'. */
+  on<TName extends PaymentEventName>(name: TName, handler: PaymentHandler<TTransaction, TName>): () => void
   /** A handler for every payment event, run after the event's own handlers. Returns a function that removes it. */
   onAny(handler: PaymentHandler<TTransaction>): () => void
   /**
@@ -290,6 +294,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         const event: PaymentEvent<TTransaction> = new HandlerEvent(handled, name, previousState, kind, transaction)
         try {
           const handling = hooks.handlersFor(handlers[name], name, log)
+          if (handling.length === 0) return await unhandled(store, lease, name, verified, logger, log)
           for (let i = 0; i < handling.length; i++) {
             // A handler that returns nothing (most do) costs no tick.
             const result = (handling[i] as PaymentHandler<TTransaction>)(event)

@@ -7,7 +7,7 @@ import type { MatchedCredential } from '../core/credential-match.js'
 import type { Rendering } from '../core/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { VerifiedPayment } from '../core/verify.js'
-import type { Outcome, PaymentEvent, PaymentEventName, ReceiverResponse, ResultSource } from './events.js'
+import type { Outcome, PaymentEvent, PaymentEventName, PaymentEventOf, ReceiverResponse, ResultSource } from './events.js'
 
 /**
  * A receiver's answer. A class with the payment behind a prototype getter, so every answer has the same hidden
@@ -70,7 +70,7 @@ export function diagnosisDetails(error: ReceiverError): { diagnosis?: { verdict:
 }
 
 /** The event handlers get: one class, the payment and fields behind prototype getters, built on first read. */
-export class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
+class AnyHandlerEvent<TTransaction> implements PaymentEventOf<TTransaction, PaymentEventName> {
   readonly id: string
   readonly state: PaymentState
   readonly rendering: Rendering
@@ -109,6 +109,18 @@ export class HandlerEvent<TTransaction> implements PaymentEvent<TTransaction> {
     return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
   }
 }
+
+/**
+ * The class as the receiver constructs it: its `name` and `state` always agree (both come from the verified
+ * state), which the union PaymentEvent says and the class's own fields cannot.
+ */
+export const HandlerEvent = AnyHandlerEvent as new <TTransaction>(
+  verified: VerifiedPayment,
+  name: PaymentEventName,
+  previousState: PaymentState | null,
+  delivery: ResultSource,
+  transaction: TTransaction | undefined,
+) => PaymentEvent<TTransaction>
 
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
 const MAX_RETRY_AFTER_S = 5

@@ -1,7 +1,7 @@
 import express5 from 'express'
 import express4 from 'express4'
 import { describe, expect, it } from 'vitest'
-import { fpxCallback, fpxRedirect } from '../../adapters/express.js'
+import { fpxCallback, fpxRedirect, keepRawBody } from '../../adapters/express.js'
 import type { Receiver } from '../../src/index.js'
 import {
   type AnyRedirectOptions,
@@ -66,13 +66,10 @@ describe.each(versions)('%s adapter', (name, express, major) => {
 
     const urlencoded = behind(() => express.urlencoded({ extended: false }))
     const json = behind(() => express.json())
-    const keptRaw = behind(() =>
-      express.urlencoded({
-        extended: false,
-        // Object.assign: koa.test.ts loads @koa/bodyparser, whose types declare IncomingMessage.rawBody a string.
-        verify: (request, _response, buffer) => void Object.assign(request, { rawBody: buffer }),
-      }),
-    )
+    // keepRawBody, not `req.rawBody = buf`: koa.test.ts loads @koa/bodyparser, whose types declare
+    // IncomingMessage.rawBody a string, as apps' other packages may.
+    const keptRaw = behind(() => express.urlencoded({ extended: false, verify: keepRawBody }))
+    const keptRawJson = behind(() => express.json({ verify: keepRawBody }))
     const raw = behind(() => express.raw({ type: '*/*' }))
 
     it('answers 500 naming express.urlencoded() and the fix when it spent the stream', async () => {
@@ -118,6 +115,17 @@ describe.each(versions)('%s adapter', (name, express, major) => {
       const browser = await post(url, '/fpx/redirect', signed())
       expect([browser.status, browser.headers.location]).toEqual([303, '/paid'])
       expect(runs.map((run) => run.delivery)).toEqual(['callback', 'redirect'])
+    })
+
+    it('verifies the raw buffer express.json() kept with keepRawBody', async () => {
+      const { url, runs } = await keptRawJson()
+      const delivery = signed(undefined, { format: 'json' })
+      expect(await post(url, '/fpx/callback', delivery)).toMatchObject({ status: 200, text: 'OK' })
+      const forged = JSON.parse(delivery.body) as Record<string, unknown>
+      forged.transaction_amount = '1.00'
+      const refused = await post(url, '/fpx/callback', { body: JSON.stringify(forged), contentType: delivery.contentType })
+      expect(errorOf(refused).code).toBe('checksum_mismatch')
+      expect(runs).toHaveLength(1)
     })
 
     it("verifies express.raw()'s Buffer body", async () => {

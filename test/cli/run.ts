@@ -17,12 +17,14 @@ function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, NO_COLOR: '1', ...env }
 }
 
-export function startCli(args: readonly string[], env: Record<string, string> = {}): ChildProcessWithoutNullStreams {
-  return spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], { cwd: ROOT, env: cleanEnv(env) })
+/** `imports`: further --import hooks, such as withoutPackage('pg') (test/without-package.ts). */
+export function startCli(args: readonly string[], env: Record<string, string> = {}, imports: readonly string[] = []): ChildProcessWithoutNullStreams {
+  const hooks = imports.map((hook) => `--import=${hook}`)
+  return spawn(process.execPath, ['--import', 'tsx', ...hooks, 'src/cli/index.ts', ...args], { cwd: ROOT, env: cleanEnv(env) })
 }
 
-export function runCli(args: readonly string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<CliResult> {
-  const child = startCli(args, options.env)
+export function runCli(args: readonly string[], options: { env?: Record<string, string>; input?: string; imports?: readonly string[] } = {}): Promise<CliResult> {
+  const child = startCli(args, options.env, options.imports)
   let stdout = ''
   let stderr = ''
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk))

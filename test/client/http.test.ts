@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { FpxApiError, FpxNetworkError, FpxTimeoutError } from '../../src/client/index.js'
 import { backoffMs, retryAfterMs } from '../../src/client/http.js'
 import { demoClient, DEMO, type Emulator, launch, memoryLogger, paymentInput } from './helpers.js'
@@ -49,6 +49,28 @@ describe('retries of reads', () => {
       expect(lines.join('\n')).toContain('"waitMs":1000')
       for (const secret of [DEMO.authToken, DEMO.checksumToken]) expect(lines.join('\n')).not.toContain(secret)
     } finally {
+      await proxy.close()
+    }
+  })
+
+  it('warns on the console about a retry when no logger is given, and not with logger: false', async () => {
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    const proxy = await faultyProxy(emulator.url, 2, 503)
+    try {
+      await through(proxy.baseUrl, { maxRetries: 2, retryDelayMs: 1 }).publicBanks('b2c')
+      expect(warn.mock.calls.map((call) => String(call[0]))).toEqual(Array(2).fill('fpx-collect: the service answered with a retryable status; retrying'))
+      for (const secret of [DEMO.authToken, DEMO.checksumToken]) expect(JSON.stringify(warn.mock.calls)).not.toContain(secret)
+      warn.mockClear()
+      const silenced = await faultyProxy(emulator.url, 1, 503)
+      try {
+        await through(silenced.baseUrl, { logger: false, retryDelayMs: 1 }).publicBanks('b2c')
+        expect(silenced.requests).toHaveLength(2)
+        expect(warn).not.toHaveBeenCalled()
+      } finally {
+        await silenced.close()
+      }
+    } finally {
+      warn.mockRestore()
       await proxy.close()
     }
   })

@@ -44,12 +44,15 @@ const BASE: readonly (readonly [string, string])[] = [
 const BASE_TEXT = 'EX0000000001|ORD-1001|true|100.20'
 
 /**
- * A receiver keyed by TOKEN unless `options` brings its own way to find the token. These messages are built by
- * hand to exercise parsing, many with a field sorting before exchange_number and no status_url.
+ * A receiver keyed by TOKEN unless `options` brings its own way to find the token, with a handler for every state
+ * (a state no handler listens to is answered 503 no_handler). These messages are built by hand to exercise
+ * parsing, many with a field sorting before exchange_number and no status_url.
  */
 function receiver(options: Partial<ReceiverOptions> = {}) {
   const keyed = options.credentials !== undefined || options.resolveChecksumToken !== undefined
-  return createReceiver({ unpinnedResults: 'accept', ...(keyed ? options : { checksumToken: TOKEN, ...options }) } as ReceiverOptions)
+  const created = createReceiver({ unpinnedResults: 'accept', ...(keyed ? options : { checksumToken: TOKEN, ...options }) } as ReceiverOptions)
+  created.onAny(() => {})
+  return created
 }
 
 async function expectRefused(delivery: RawDelivery, code: string, status: number, options: Partial<ReceiverOptions> = {}) {

@@ -41,7 +41,7 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 1
 // INBOX_DEBUG=1 shows what the receivers log.
 const debugLogger = process.env.INBOX_DEBUG
   ? { debug() {}, info: (details: unknown, message: string) => console.log(message, details), warn: (details: unknown, message: string) => console.log(message, details), error: (details: unknown, message: string) => console.log(message, details) }
-  : undefined
+  : false
 
 const FAST: InboxOptions = { pollMs: 50, backoff: { baseMs: 50, maxMs: 200 }, maxAttempts: 5 }
 

@@ -1,4 +1,7 @@
 import { execFileSync } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 
 // These tests import the built files, as users do: build them first (only this file needs dist/).
@@ -13,14 +16,14 @@ beforeAll(() => {
 const SUBPATHS: Record<string, string[]> = {
   'fpx-collect': ['createReceiver', 'memoryStore', 'messageChecksum', 'requestChecksum', 'paymentResultSchema', 'ReceiverError', 'verifyDelivery'],
   'fpx-collect/testing': ['signCallback', 'samplePaymentFields', 'encodeForm'],
-  'fpx-collect/express': ['fpxCallback', 'fpxRedirect'],
+  'fpx-collect/express': ['fpxCallback', 'fpxRedirect', 'keepRawBody'],
   'fpx-collect/koa': ['fpxCallback', 'fpxRedirect'],
   'fpx-collect/fastify': ['fpxCollect', 'default'],
   'fpx-collect/web': ['fpxCallback', 'fpxRedirect'],
   'fpx-collect/redis': ['redisStore'],
   'fpx-collect/postgres': ['postgresStore'],
   'fpx-collect/emulator': ['startEmulator'],
-  'fpx-collect/client': ['createClient', 'reconcile', 'FpxApiError'],
+  'fpx-collect/client': ['createClient', 'reconcile', 'FpxApiError', 'paymentFormHtml'],
 }
 
 function run(format: 'esm' | 'cjs', source: string): string {
@@ -61,4 +64,69 @@ describe.each(['esm', 'cjs'] as const)('the built package as %s', (format) => {
       run().catch((error) => { console.error(error); process.exit(1) })`
     expect(JSON.parse(run(format, source))).toEqual([200, 'processed', 'duplicate', 1])
   })
+})
+
+describe('the built command', () => {
+  it('prints the package version with --version', () => {
+    const { version } = JSON.parse(execFileSync(process.execPath, ['-p', 'JSON.stringify(require("./package.json"))'], { encoding: 'utf8' })) as { version: string }
+    expect(execFileSync(process.execPath, ['dist/cli.js', '--version'], { encoding: 'utf8' })).toBe(`${version}\n`)
+  })
+})
+
+/**
+ * An app outside the repository, compiled by tsc under `strict` against the built package's types (resolved
+ * through its package.json exports, as an installed copy is): the Express raw-body recipe must type-check, and
+ * the hand-written one it replaces (`req.rawBody = buf`) must still fail, or this check proves nothing.
+ */
+describe('an Express app written from the README, under strict tsc', () => {
+  it('type-checks keepRawBody as the body parsers\' verify option, and refuses req.rawBody = buf', () => {
+    const root = process.cwd()
+    const app = mkdtempSync(join(tmpdir(), 'fpx-express-types-'))
+    try {
+      mkdirSync(join(app, 'node_modules'))
+      symlinkSync(root, join(app, 'node_modules', 'fpx-collect'), 'dir')
+      symlinkSync(join(root, 'node_modules', 'express'), join(app, 'node_modules', 'express'), 'dir')
+      symlinkSync(join(root, 'node_modules', '@types'), join(app, 'node_modules', '@types'), 'dir')
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'shop', private: true, type: 'module' }))
+      const compilerOptions = { strict: true, module: 'nodenext', moduleResolution: 'nodenext', target: 'es2022', noEmit: true, types: ['node'], skipLibCheck: false }
+      writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['app.ts', 'hand-written.ts'] }))
+      writeFileSync(
+        join(app, 'app.ts'),
+        `import express from 'express'
+import { createReceiver } from 'fpx-collect'
+import { fpxCallback, fpxRedirect, keepRawBody } from 'fpx-collect/express'
+
+const receiver = createReceiver({ checksumToken: process.env.FPX_CHECKSUM_TOKEN ?? '' })
+receiver.on('payment.succeeded', (event) => {
+  const state: 'succeeded' = event.state
+  console.log(state, event.payment.orderNumber)
+})
+const app = express()
+app.use(express.urlencoded({ extended: false, verify: keepRawBody }))
+app.use(express.json({ verify: keepRawBody }))
+app.post('/fpx/callback', fpxCallback(receiver))
+app.post('/fpx/redirect', fpxRedirect(receiver, { successUrl: '/thanks' }))
+app.listen(3000)
+`,
+      )
+      writeFileSync(
+        join(app, 'hand-written.ts'),
+        `import express from 'express'
+import 'fpx-collect/express'
+express.urlencoded({ extended: false, verify: (req, _res, buf) => { req.rawBody = buf } })
+`,
+      )
+      let output = ''
+      try {
+        execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', app], { cwd: app, encoding: 'utf8' })
+      } catch (error) {
+        output = String((error as { stdout?: unknown }).stdout)
+      }
+      const errors = output.split('\n').filter((line) => line.includes('error TS'))
+      expect(errors).toHaveLength(1)
+      expect(errors[0]).toMatch(/^hand-written\.ts\(3,\d+\): error TS2339: Property 'rawBody' does not exist/)
+    } finally {
+      rmSync(app, { recursive: true, force: true })
+    }
+  }, 120_000)
 })

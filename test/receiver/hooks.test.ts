@@ -96,11 +96,11 @@ describe('a state nobody listens to', () => {
     const logger = collectingLogger()
     const receiver = createReceiver({ checksumToken: TOKEN, logger })
     receiver.on('payment.succeeded', () => {})
-    expect(await deliver(receiver, failedFields())).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await deliver(receiver, failedFields())).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'no_handler' } })
     expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200 })
     const warnings = logger.lines.filter((line) => line.level === 'warn')
     expect(warnings).toHaveLength(1)
-    expect(warnings[0]!.message).toMatch(/no handler is registered for payment\.failed/)
+    expect(warnings[0]!.message).toMatch(/no handler is registered for payment\.failed; the result was NOT recorded/)
     expect(warnings[0]!.details).toMatchObject({ state: 'failed' })
 
     receiver.onAny(() => {})

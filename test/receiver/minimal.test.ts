@@ -118,11 +118,13 @@ describe('minimal messages elsewhere', () => {
     const warnings: string[] = []
     const logger = { debug() {}, info() {}, warn: (_details: object, message: string) => void warnings.push(message), error() {} }
     const tolerant = createReceiver({ checksumToken: TOKEN, logger })
+    tolerant.onAny(() => {})
     const accepted = await tolerant.handle({ kind: 'callback', body: signCallback(MINIMAL, TOKEN).body, contentType: FORM })
     expect([accepted.status, accepted.outcome]).toEqual([200, 'processed'])
     expect(warnings.some((message) => /carries no transaction_amount/.test(message) && /client\.paymentStatus/.test(message))).toBe(true)
 
     const strict = createReceiver({ checksumToken: TOKEN, logger, requireFields: ['transaction_amount'] })
+    strict.onAny(() => {})
     const refused = await strict.handle({ kind: 'callback', body: signCallback(MINIMAL, TOKEN).body, contentType: FORM })
     expect([refused.status, refused.outcome, refused.error?.code]).toEqual([400, 'rejected', 'invalid_fields'])
     expect(refused.error?.message).toMatch(/transaction_amount/)

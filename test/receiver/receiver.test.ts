@@ -551,6 +551,7 @@ describe('credentials', () => {
 
   it('uses the only credential set for a message without uid', async () => {
     const receiver = createReceiver({ credentials: [{ uid: UID_A, checksumToken: TOKEN }] })
+    receiver.onAny(() => {})
     const response = await deliver(receiver, samplePaymentFields({ uid: undefined }))
     expect(response.status).toBe(200)
     expect(response.outcome).toBe('processed')

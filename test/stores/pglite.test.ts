@@ -97,6 +97,7 @@ describe('PGlite on disk', () => {
     for (const expected of ['processed', 'duplicate']) {
       const db = new PGlite(dataDir)
       const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: db, transactional: true }) })
+      receiver.onAny(() => {})
       expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: expected })
       await db.close()
     }
