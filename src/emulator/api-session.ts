@@ -87,7 +87,7 @@ async function createSession(context: Context): Promise<Reply> {
   const problems = check(form.fields, {}, OPTIONAL)
   const original = transactionAmount(form.fields.get('transaction_amount'), strict, problems, notes) as string
   const phone = buyerPhone(form.fields.get('buyer_phone'), strict, false, problems, notes)
-  checkNested(form.nested, problems)
+  checkNested(form.nested, problems, strict, notes)
   for (const name of form.nested.keys()) if (name !== 'params') problems[name] = 'only params is taken by payment sessions'
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
   const partnerUid = partnerOf(context.state, principal.merchant, principal.credential, form.fields.get('partner_uid') ?? '', true, notes)
