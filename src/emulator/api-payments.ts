@@ -129,7 +129,7 @@ async function createPayment(context: Context): Promise<Reply> {
   const record = context.state.addPayment(input)
   context.state.warnings.add('request', 'POST /v1/payments', record.exchangeNumber, notes)
   const bankPageUrl = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
-  return { status: 200, html: paymentCreatedPage(record, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
+  return { status: 200, html: paymentCreatedPage(record, context.state.contextOf(record).merchant.name, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
 }
 
 export const paymentRoutes: Route[] = [
