@@ -26,6 +26,9 @@ const NEXT = join(ROOT, 'node_modules', 'next', 'dist', 'bin', 'next')
 
 const FILES: Record<string, string> = {
   'package.json': JSON.stringify({ name: 'fpx-next-app', private: true }),
+  // The app's own (empty) configuration: without it Turbopack applies the repository's tsconfig paths, which
+  // map 'fpx-collect' to the sources instead of the built package.
+  'jsconfig.json': '{ "compilerOptions": {} }\n',
   'next.config.mjs': `export default { turbopack: { root: ${JSON.stringify(ROOT)} }, outputFileTracingRoot: ${JSON.stringify(ROOT)} }\n`,
   // The pattern of docs/nextjs.md: the receiver is created on first use, with its handlers, and kept.
   'lib/fpx.js': `import { createReceiver } from 'fpx-collect'
