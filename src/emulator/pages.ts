@@ -15,9 +15,13 @@ export function bankPagePath(exchangeNumber: string): string {
 
 const e = escapeHtml
 
-/** Who is paid and how much, then the payment's details: the head of every page about one payment. */
-export function summary(record: PaymentRecord, payee: string): string {
-  return `<div class="payee"><div><div class="note">Pay to</div><div class="payee-name" data-payee>${e(payee)}</div></div><div class="amount" data-amount>RM ${e(record.transactionAmount)}</div></div>
+/**
+ * Who is paid and how much, then the payment's details: the head of every page about one payment. The amount is
+ * left out where the page's heading already says it.
+ */
+export function summary(record: PaymentRecord, payee: string, showAmount = true): string {
+  const amount = showAmount ? `<div class="amount" data-amount>RM ${e(record.transactionAmount)}</div>` : ''
+  return `<div class="payee"><div><div class="note">Pay to</div><div class="payee-name" data-payee>${e(payee)}</div></div>${amount}</div>
 <dl>
 <dt>Order</dt><dd>${e(record.orderNumber)}</dd>
 <dt>For</dt><dd>${e(record.productDescription)}</dd>
@@ -32,7 +36,7 @@ export function paymentCreatedPage(record: PaymentRecord, payee: string, bankPag
 </form>`
   const body = `<div class="card">
 <h1>Pay RM ${e(record.transactionAmount)}</h1>
-${summary(record, payee)}
+${summary(record, payee, false)}
 <p class="note">You pay from your own bank account through FPX online banking. Next, choose your bank.</p>
 ${form}
 </div>`
