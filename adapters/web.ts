@@ -1,12 +1,20 @@
 /**
- * The fetch API (`Request` → `Response`): Next.js route handlers, Hono, Bun, Deno.
- * `export const POST = fpxCallback(receiver)`.
+ * The fetch API (`Request` → `Response`): Next.js route handlers (Node.js runtime), Hono, Bun, Deno.
+ * `export const POST = fpxCallback(receiver)`, or `fpxCallback(getReceiver)` with a function that creates the
+ * receiver on first use, so that a build without the secrets (`next build`) never creates it (docs/nextjs.md).
  * @module fpx-collect/web
  */
 import type { DeliveryHandler } from '../src/receiver/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/receiver/answers.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
+
+/**
+ * The receiver, or a function that answers it, called on every request and never before the first one. The
+ * function must answer the same receiver each time (create it once and keep it): the callback and redirect
+ * routes share its store, which is how a result is handled once.
+ */
+export type ReceiverSource = DeliveryHandler | (() => DeliveryHandler)
 
 function tooLarge(): Error {
   return Object.assign(new Error('request body over the limit'), { status: 413 })
@@ -27,7 +35,13 @@ async function readLimited(request: Request, limit: number): Promise<Uint8Array>
   return Buffer.concat(chunks)
 }
 
-function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
+const CONSUMED_BY = 'request.formData(), request.text(), request.json() or request.arrayBuffer() before fpx-collect'
+// A fetch Request has no body parser to move or configure: code that needs the body reads a copy.
+const CLONE_ADVICE =
+  'Let fpx-collect read the Request first: code that runs before it (a middleware, your own route code) should ' +
+  'read a copy, such as await request.clone().formData(), and leave the original Request unread for fpxCallback / fpxRedirect.'
+
+function route(source: ReceiverSource, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
   return async (request) => {
     const base = {
       kind,
@@ -36,9 +50,8 @@ function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirec
       query: new URL(request.url).search,
     }
     // A fetch body can be read only once: when the app read it first, explain that instead of failing the read.
-    const delivery = request.bodyUsed
-      ? { ...base, consumedBy: 'request.formData(), request.text() or request.json() before fpx-collect (read a request.clone() there instead)' }
-      : { ...base, readBody: (limit: number) => readLimited(request, limit) }
+    const delivery = request.bodyUsed ? { ...base, consumedBy: CONSUMED_BY, consumedAdvice: CLONE_ADVICE } : { ...base, readBody: (limit: number) => readLimited(request, limit) }
+    const receiver = typeof source === 'function' ? source() : source
     const answer = await answerDelivery(receiver, delivery, redirect, request)
     try {
       return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
@@ -50,12 +63,12 @@ function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirec
 }
 
 /** The route for server-to-server callbacks (callback_url). */
-export function fpxCallback(receiver: DeliveryHandler): WebHandler {
+export function fpxCallback(receiver: ReceiverSource): WebHandler {
   return route(receiver, 'callback')
 }
 
 /** The route the buyer's browser is sent to (redirect_url): verifies like the callback, then answers the browser. */
-export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<Request> = {}): WebHandler {
+export function fpxRedirect(receiver: ReceiverSource, options: RedirectOptions<Request> = {}): WebHandler {
   return route(receiver, 'redirect', options)
 }
 

@@ -2,7 +2,7 @@
  * npm run demo — the Express example shop and the local emulator of the service, both on the embedded demo
  * credentials, talking over real HTTP on 127.0.0.1. The script is the buyer's browser: it checks out at the
  * shop, posts the shop's signed payment form to the emulator, goes through the hosted pages (bank selection,
- * the simulated bank) and posts the auto-submitting form back to the shop; the emulator calls the shop back on
+ * the simulated bank's log-in and answer) and posts the auto-submitting form back to the shop; the emulator calls the shop back on
  * its own. Journeys: a B2C success, the browser arriving after its callback, a buyer cancel (1C), a B2B1
  * payment pending approval (99) then approved (00), a repeated callback, a forged redirect. It prints what the
  * shop's handlers saw and what each delivery got back, checks it all, and exits 0 (1 on any difference).
@@ -150,11 +150,13 @@ async function atTheBank(payment: Payment, bankName: string, outcome: string): P
   const selection = formOf(await submit(formOf(payment.page, 'continue')), 'select-bank')
   const bank = selection.options.find((option) => option.label === bankName && !option.disabled)
   if (bank === undefined) throw new Error(`no online bank "${bankName}" on the bank-selection page`)
-  const answers = formOf(await submit(selection, { buyer_bank_code: bank.value }), 'bank-answer')
+  const login = formOf(await submit(selection, { buyer_bank_code: bank.value }), 'bank-login')
+  // The simulated bank takes any user ID and password.
+  const answers = formOf(await submit(login, { user_id: 'aisyah', password: 'demo' }), 'bank-answer')
   const button = answers.buttons.find((candidate) => candidate.value === outcome)
   if (button === undefined) throw new Error(`the simulated bank offers no "${outcome}"`)
   const back = await submit(answers, { [button.name]: button.value })
-  console.log(`   browser: bank selection -> ${bankName} (${bank.value}) -> simulated bank: "${button.label}" -> form back to the shop`)
+  console.log(`   browser: bank selection -> ${bankName} (${bank.value}) -> log-in -> simulated bank: "${button.label}" -> form back to the shop`)
   return formOf(back, 'redirect')
 }
 

@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { pathToFileURL } from 'node:url'
+import { ensureService } from './service.js'
 import { configFromEnv, type RunningShop, type StartOptions } from './shop.js'
 
 export function urlOf(address: AddressInfo | string | null): string {
@@ -28,7 +29,10 @@ export function listen(server: Server, port = 0, host = '127.0.0.1'): Promise<{ 
   })
 }
 
-/** Starts the app when its file is the one node was asked to run, with configuration from the environment. */
+/**
+ * Starts the app when its file is the one node was asked to run, with configuration from the environment, once
+ * the service it is configured for answers (or the local emulator was started for it: shared/service.ts).
+ */
 export function runIfMain(
   moduleUrl: string,
   name: string,
@@ -39,19 +43,21 @@ export function runIfMain(
   if (entry === undefined || pathToFileURL(realpathSync(entry)).href !== moduleUrl) return
   const config = configFromEnv()
   const port = Number(process.env.PORT || defaultPort)
-  start({ port, host: process.env.HOST || '127.0.0.1', config }).then(
-    (shop) => {
-      console.log(`${name} shop on ${shop.url}/ (orders: ${shop.url}/orders)`)
-      console.log(`payment requests go to ${config.baseUrl}/v1/payments as uid ${config.uid}`)
-      const unset = ['FPX_UID', 'FPX_AUTH_TOKEN', 'FPX_CHECKSUM_TOKEN'].filter((name) => !process.env[name])
-      if (unset.length > 0) console.log(`demo credentials in use: ${unset.join(', ')} not set (fine with the local emulator only)`)
-      const stop = () => void shop.close().then(() => process.exit(0))
-      process.once('SIGINT', stop)
-      process.once('SIGTERM', stop)
-    },
-    (error: unknown) => {
-      console.error(`${name} shop could not start:`, error instanceof Error ? error.message : error)
-      process.exit(1)
-    },
-  )
+  const failed = (what: string) => (error: unknown) => {
+    console.error(`${name} shop ${what}:`, error instanceof Error ? error.message : error)
+    process.exit(1)
+  }
+  ensureService(config).then(async (service) => {
+    const shop = await start({ port, host: process.env.HOST || '127.0.0.1', config }).catch(async (error: unknown) => {
+      await service.stop()
+      throw error
+    })
+    console.log(`${name} shop on ${shop.url}/ (orders: ${shop.url}/orders)`)
+    console.log(service.note)
+    const unset = ['FPX_UID', 'FPX_AUTH_TOKEN', 'FPX_CHECKSUM_TOKEN'].filter((name) => !process.env[name])
+    if (unset.length > 0) console.log(`demo credentials in use: ${unset.join(', ')} not set (fine with the local emulator only)`)
+    const stop = () => void Promise.all([shop.close(), service.stop()]).then(() => process.exit(0))
+    process.once('SIGINT', stop)
+    process.once('SIGTERM', stop)
+  }, failed('did not start')).catch(failed('could not start'))
 }

@@ -19,6 +19,11 @@ export interface RawDelivery {
    * bytes, such as "express.urlencoded() (body-parser)". Verification is then impossible and the error says so.
    */
   consumedBy?: string
+  /**
+   * For adapters, with `consumedBy`: what the app can do instead, in its framework's terms. Default: mount the
+   * route before the body parser, or make the parser keep the raw body (`req.rawBody`, `ctx.request.rawBody`).
+   */
+  consumedAdvice?: string
   /** The Content-Type header. */
   contentType?: string | null
   /**
@@ -41,6 +46,10 @@ const ALREADY_PARSED_HELP =
   'Mount the payment route before any body parser (express.urlencoded(), express.json(), koa-bodyparser, ...), ' +
   "or hand over the raw bytes (for example express.raw({ type: 'application/x-www-form-urlencoded' }) and req.body as a Buffer)."
 
+const NODE_PARSER_ADVICE =
+  'Mount the fpx-collect route before that body parser (or limit the parser to other routes), ' +
+  'or make it keep the raw body as req.rawBody / ctx.request.rawBody.'
+
 /**
  * Resolves `readBody` and `consumedBy` into a plain `body`. Separate from readFields so that deliveries that
  * come with their bytes (the common case) stay on a synchronous path.
@@ -52,8 +61,7 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, time
     throw new ReceiverError(
       'body_already_parsed',
       `The request body was already read by ${delivery.consumedBy}, which kept no raw copy, so the exact bytes the service ` +
-        'signed are gone. Mount the fpx-collect route before that body parser (or limit the parser to other routes), ' +
-        'or make it keep the raw body as req.rawBody / ctx.request.rawBody.',
+        `signed are gone. ${delivery.consumedAdvice ?? NODE_PARSER_ADVICE}`,
     )
   if (delivery.readBody === undefined) return delivery
   try {

@@ -82,7 +82,7 @@ async function createPayment(context: Context): Promise<Reply> {
   const problems = check(form.fields, REQUIRED, OPTIONAL)
   const buyerPhoneText = buyerPhone(form.fields.get('buyer_phone'), strict, true, problems, notes)
   const amountText = transactionAmount(form.fields.get('transaction_amount'), strict, problems, notes)
-  checkNested(form.nested, problems)
+  checkNested(form.nested, problems, strict, notes)
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
   const text = (name: keyof typeof REQUIRED) => form.fields.get(name) as string
   // Signed as sent: a shop that sends 200 signs 200, even though the payment is recorded as 200.00.
@@ -129,7 +129,7 @@ async function createPayment(context: Context): Promise<Reply> {
   const record = context.state.addPayment(input)
   context.state.warnings.add('request', 'POST /v1/payments', record.exchangeNumber, notes)
   const bankPageUrl = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
-  return { status: 200, html: paymentCreatedPage(record, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
+  return { status: 200, html: paymentCreatedPage(record, context.state.contextOf(record).merchant.name, bankPageUrl), headers: { 'x-exchange-number': record.exchangeNumber } }
 }
 
 export const paymentRoutes: Route[] = [

@@ -1,4 +1,5 @@
-import { escapeHtml, htmlPage } from '../receiver/html.js'
+import { escapeHtml } from '../receiver/html.js'
+import { schemePage } from './pages-layout.js'
 import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
 import { basicAuth, type Context, type FormBody, type Reply, type Route, readForm } from './http.js'
@@ -87,7 +88,7 @@ async function createSession(context: Context): Promise<Reply> {
   const problems = check(form.fields, {}, OPTIONAL)
   const original = transactionAmount(form.fields.get('transaction_amount'), strict, problems, notes) as string
   const phone = buyerPhone(form.fields.get('buyer_phone'), strict, false, problems, notes)
-  checkNested(form.nested, problems)
+  checkNested(form.nested, problems, strict, notes)
   for (const name of form.nested.keys()) if (name !== 'params') problems[name] = 'only params is taken by payment sessions'
   if (Object.keys(problems).length > 0) throw invalidParameters(problems)
   const partnerUid = partnerOf(context.state, principal.merchant, principal.credential, form.fields.get('partner_uid') ?? '', true, notes)
@@ -149,22 +150,24 @@ ${session.buyerName === null ? '' : `<dt>Name</dt><dd>${escapeHtml(session.buyer
 ${session.buyerEmail === null ? '' : `<dt>E-mail</dt><dd>${escapeHtml(session.buyerEmail)}</dd>`}
 ${session.buyerPhone === null ? '' : `<dt>Phone</dt><dd>${escapeHtml(session.buyerPhone)}</dd>`}
 </dl>`
-  if (paid(context, session)) return htmlPage('Payment session', `${summary}\n<p role="status">This order is already paid.</p>`)
+  if (paid(context, session)) return schemePage('Payment session', `<div class="card">\n${summary}\n<p role="status">This order is already paid.</p>\n</div>`)
   const inputs = missingBuyerFields(session)
     .map((name) => {
       const [label, type] = BUYER_LABELS[name]
-      const problem = problems[name] === undefined ? '' : `<br><small role="alert" id="${name}-error">${escapeHtml(label)} ${escapeHtml(problems[name])}</small>`
-      return `<p><label for="${name}">${escapeHtml(label)}</label><br><input id="${name}" name="${name}" type="${type}" required value="${escapeHtml(entered.get(name) ?? '')}">${problem}</p>`
+      const problem = problems[name] === undefined ? '' : `<small class="problem" role="alert" id="${name}-error">${escapeHtml(label)} ${escapeHtml(problems[name])}</small>`
+      return `<p><label for="${name}">${escapeHtml(label)}</label><input id="${name}" name="${name}" type="${type}" required value="${escapeHtml(entered.get(name) ?? '')}">${problem}</p>`
     })
     .join('\n')
   const action = `${context.state.baseUrl}/apis/${encodeURIComponent(session.slug)}/payment_session`
-  return htmlPage(
+  return schemePage(
     'Payment session',
-    `${summary}
+    `<div class="card">
+${summary}
 <form id="session" method="post" action="${escapeHtml(action)}">
 ${inputs}
-<button type="submit">Continue to bank selection</button>
-</form>`,
+<div class="actions"><button type="submit" class="btn btn-primary">Continue to bank selection</button></div>
+</form>
+</div>`,
   )
 }
 
@@ -210,7 +213,7 @@ async function submitSession(context: Context): Promise<Reply> {
   context.state.changed()
   const location = `${context.state.baseUrl}${bankPagePath(record.exchangeNumber)}`
   // 303: the browser follows with GET, so reloading the bank page never posts the form again.
-  return { status: 303, html: htmlPage('Continue', `<p><a href="${escapeHtml(location)}">Continue to bank selection</a></p>`), headers: { location, 'x-exchange-number': record.exchangeNumber } }
+  return { status: 303, html: schemePage('Continue', `<div class="card"><p><a href="${escapeHtml(location)}">Continue to bank selection</a></p></div>`), headers: { location, 'x-exchange-number': record.exchangeNumber } }
 }
 
 export const sessionRoutes: Route[] = [

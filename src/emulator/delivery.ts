@@ -19,8 +19,9 @@ export interface DeliveryOptions {
   /** An attempt that has no answer after this long counts as failed. Default 10 s. */
   timeoutMs?: number
   /**
-   * Where the signed fields travel: `body` (default) a form-encoded POST body; `query` an empty POST with the
-   * fields appended to callback_url's query string (after its own query, if any); `both` the two at once.
+   * Where the signed fields travel: `both` (default) a form-encoded POST body and the same fields appended to
+   * callback_url's query string (after its own query, if any), because shops in production read them from
+   * either (docs/emulator.md); `body` the body only; `query` an empty POST with the fields in the query only.
    */
   callbackTransport?: CallbackTransport
   /**
@@ -119,7 +120,7 @@ export class CallbackDeliverer {
     this.initialDelayMs = Math.max(0, options.initialDelayMs ?? 1000)
     this.maxDelayMs = Math.max(this.initialDelayMs, options.maxDelayMs ?? 5 * 60_000)
     this.timeoutMs = Math.max(1, options.timeoutMs ?? 10_000)
-    this.transport = options.callbackTransport ?? 'body'
+    this.transport = options.callbackTransport ?? 'both'
     this.redirectCountsAsDelivered = options.redirectCountsAsDelivered ?? environment.strict !== true
     this.warnings = environment.warnings
   }

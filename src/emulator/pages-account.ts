@@ -1,7 +1,8 @@
-import { escapeHtml, htmlPage } from '../receiver/html.js'
+import { escapeHtml } from '../receiver/html.js'
 import { ApiError, notFound } from './errors.js'
 import { type Context, type Reply, type Route, readForm } from './http.js'
 import { bankPagePath } from './pages.js'
+import { schemePage } from './pages-layout.js'
 import { mytIso, statusRecord } from './records.js'
 import { pdfDocument, type PdfLine } from './pdf.js'
 import type { PaymentRecord } from './state.js'
@@ -30,8 +31,10 @@ function statusPage(context: Context): Reply {
   const merchant = context.state.contextOf(record).merchant
   const bank = record.bank
   const link = (url: unknown, text: string, id: string) =>
-    typeof url === 'string' ? `<p><a id="${id}" href="${escapeHtml(url)}">${escapeHtml(text)}</a></p>` : ''
-  const body = `<h1 data-payment-status="${String(record.paymentStatus)}">${escapeHtml(outcomeText(record))}</h1>
+    typeof url === 'string' ? `<p><a id="${id}" class="btn btn-secondary" href="${escapeHtml(url)}">${escapeHtml(text)}</a></p>` : ''
+  const tone = record.paymentStatus ? 'ok' : record.bank === null || record.bank.debitAuthCode === '99' ? 'wait' : 'bad'
+  const body = `<div class="card">
+<h1 data-payment-status="${String(record.paymentStatus)}" class="outcome outcome-${tone}">${escapeHtml(outcomeText(record))}</h1>
 <dl>
 <dt>Merchant</dt><dd>${escapeHtml(merchant.name)}</dd>
 <dt>Order</dt><dd>${escapeHtml(record.orderNumber)}</dd>
@@ -42,8 +45,9 @@ ${bank === null ? '' : `<dt>Bank</dt><dd>${escapeHtml(bank.bankName)}</dd>
 <dt>Bank reference</dt><dd>${escapeHtml(bank.transactionId)}</dd>
 <dt>Bank message</dt><dd>${escapeHtml(bank.statusMessage)} (${escapeHtml(bank.debitAuthCode)})</dd>`}
 </dl>
-${link(fields.receipt_url, 'Download the receipt (PDF)', 'receipt')}${link(fields.retry_url, 'Try the payment again', 'retry')}`
-  return { html: htmlPage('Payment status', body) }
+${link(fields.receipt_url, 'Download the receipt (PDF)', 'receipt')}${link(fields.retry_url, 'Try the payment again', 'retry')}
+</div>`
+  return { html: schemePage('Payment status', body) }
 }
 
 function failedAttempt(context: Context): PaymentRecord {
@@ -66,14 +70,16 @@ function retryPage(context: Context): Reply {
   const record = failedAttempt(context)
   if (alreadyPaid(context, record)) throw new ApiError(409, 'conflict', 'this order has been paid by another attempt')
   const action = `${context.url.pathname}${context.url.search}`
-  const body = `<h1>Try the payment again</h1>
+  const body = `<div class="card">
+<h1>Try the payment again</h1>
 <p>The previous attempt failed: ${escapeHtml(record.bank?.statusMessage ?? '')}.</p>
 <dl>
 <dt>Order</dt><dd>${escapeHtml(record.orderNumber)}</dd>
 <dt>Amount</dt><dd>RM ${escapeHtml(record.transactionAmount)}</dd>
 </dl>
-<form id="retry" method="post" action="${escapeHtml(action)}"><button type="submit">Choose a bank and pay again</button></form>`
-  return { html: htmlPage('Try again', body) }
+<form id="retry" method="post" action="${escapeHtml(action)}" class="actions"><button type="submit" class="btn btn-primary">Choose a bank and pay again</button></form>
+</div>`
+  return { html: schemePage('Try again', body) }
 }
 
 async function retry(context: Context): Promise<Reply> {
@@ -107,7 +113,7 @@ async function retry(context: Context): Promise<Reply> {
   const location = `${context.state.baseUrl}${bankPagePath(attempt.exchangeNumber)}`
   return {
     status: 303,
-    html: htmlPage('Continue', `<p><a href="${escapeHtml(location)}">Continue to bank selection</a></p>`),
+    html: schemePage('Continue', `<div class="card"><p><a href="${escapeHtml(location)}">Continue to bank selection</a></p></div>`),
     headers: { location, 'x-exchange-number': attempt.exchangeNumber },
   }
 }

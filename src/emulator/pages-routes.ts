@@ -2,15 +2,8 @@ import type { Bank } from './config.js'
 import { type CallbackDeliverer, completePayment } from './delivery.js'
 import { ApiError, notFound } from './errors.js'
 import { type Context, type Handler, type Reply, type Route, readForm } from './http.js'
-import {
-  approvalPage,
-  bankPagePath,
-  bankSelectionPage,
-  messagePage,
-  redirectLostPage,
-  redirectPage,
-  simulatedBankPage,
-} from './pages.js'
+import { bankPagePath, bankSelectionPage, messagePage, redirectLostPage, redirectPage } from './pages.js'
+import { approvalPage, bankLoginPage, decisionPage, simulatedBankPage } from './pages-bank.js'
 import type { CompletionOutcome, PaymentRecord } from './state.js'
 
 /** The spec's bank-selection time-out; tests shorten it with the emulator's bankPageTimeoutMs option. */
@@ -62,6 +55,15 @@ function onlineBank(context: Context, record: PaymentRecord, code: string | unde
   return bank
 }
 
+function payeeOf(context: Context, record: PaymentRecord): string {
+  return context.state.contextOf(record).merchant.name
+}
+
+function loginPage(context: Context, record: PaymentRecord, bank: Bank, typed?: { userId: string; problem: string }): string {
+  const options = { payee: payeeOf(context, record), action: pageUrl(context, record, '/login'), authorizeAction: pageUrl(context, record, '/authorize') }
+  return bankLoginPage(record, bank, typed === undefined ? options : { ...options, ...typed })
+}
+
 function remainingMs(context: Context, record: PaymentRecord, timeoutMs: number): number {
   return Math.max(0, Date.parse(record.createdAt) + timeoutMs - context.state.now().getTime())
 }
@@ -72,12 +74,11 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
   const selection: Handler = (context) => {
     const record = unfinished(context)
     // A bank chosen at the merchant (buyer_bank_code) skips the selection, as it does at the real service.
-    if (record.buyerBankCode !== null)
-      return { html: simulatedBankPage(record, onlineBank(context, record, record.buyerBankCode), pageUrl(context, record, '/authorize')) }
+    if (record.buyerBankCode !== null) return { html: loginPage(context, record, onlineBank(context, record, record.buyerBankCode)) }
     const timeout =
       record.timeoutUrl === null ? null : { remainingMs: remainingMs(context, record, bankPageTimeoutMs), url: pageUrl(context, record, '/timeout') }
     const options = { action: pageUrl(context, record, '/bank'), cancelAction: record.cancelUrl === null ? null : pageUrl(context, record, '/cancel'), timeout }
-    return { html: bankSelectionPage(record, context.state.banks(record.model), options) }
+    return { html: bankSelectionPage(record, payeeOf(context, record), context.state.banks(record.model), options) }
   }
 
   const chooseBank: Handler = async (context) => {
@@ -86,7 +87,20 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
     // The page timed out while the buyer hesitated: the late choice goes where the time-out would have.
     if (record.timeoutUrl !== null && remainingMs(context, record, bankPageTimeoutMs) === 0) return seeOther(record.timeoutUrl)
     const bank = onlineBank(context, record, form.fields.get('buyer_bank_code'))
-    return { html: simulatedBankPage(record, bank, pageUrl(context, record, '/authorize')) }
+    return { html: loginPage(context, record, bank) }
+  }
+
+  // Any user ID and password log in (nothing is kept); an empty user ID is shown the log-in page again.
+  const login: Handler = async (context) => {
+    const record = unfinished(context)
+    const form = await readForm(context.req)
+    const bank = onlineBank(context, record, form.fields.get('bank_code'))
+    const userId = (form.fields.get('user_id') ?? '').trim()
+    if (userId === '' || (form.fields.get('password') ?? '') === '') {
+      const problem = userId === '' ? 'Enter your user ID.' : 'Enter your password.'
+      return { status: 422, html: loginPage(context, record, bank, { userId, problem }) }
+    }
+    return { html: simulatedBankPage(record, bank, payeeOf(context, record), userId, pageUrl(context, record, '/authorize')) }
   }
 
   const authorize: Handler = async (context) => {
@@ -100,7 +114,7 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
     if (deliverer.faults.redirectLost) return { html: redirectLostPage(record) }
     // With no redirect_url the buyer is shown the service's own status page (spec, Events).
     if (record.redirectUrl === null) return seeOther(String(fields.status_url))
-    return { html: redirectPage(record.redirectUrl, fields) }
+    return { html: redirectPage(record, payeeOf(context, record), record.redirectUrl, fields) }
   }
 
   const leave = (target: 'cancelUrl' | 'timeoutUrl'): Handler => (context) => {
@@ -113,7 +127,7 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
   const approval: Handler = (context) => {
     const record = paymentOf(context)
     if (record.bank?.debitAuthCode !== '99') throw new ApiError(409, 'conflict', 'this payment is not pending corporate approval')
-    return { html: approvalPage(record, pageUrl(context, record, '/approval')) }
+    return { html: approvalPage(record, payeeOf(context, record), pageUrl(context, record, '/approval')) }
   }
 
   const decide: Handler = async (context) => {
@@ -122,13 +136,13 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
     if (decision !== 'approve' && decision !== 'reject')
       throw new ApiError(422, 'invalid_parameters', 'approve or reject', { decision: 'must be approve or reject' })
     const { record: done } = completePayment(context.state, deliverer, record.exchangeNumber, decision)
-    const text = `Payment ${done.exchangeNumber} ${decision === 'approve' ? 'approved (00)' : 'rejected'}; the merchant is told by callback.`
-    return { html: messagePage(decision === 'approve' ? 'Approved' : 'Rejected', text) }
+    return { html: decisionPage(done, decision) }
   }
 
   const routes: Route[] = [
     { method: 'GET', path: '/pay/:exchange_number', handler: selection },
     { method: 'POST', path: '/pay/:exchange_number/bank', handler: chooseBank },
+    { method: 'POST', path: '/pay/:exchange_number/login', handler: login },
     { method: 'POST', path: '/pay/:exchange_number/authorize', handler: authorize },
     { method: 'POST', path: '/pay/:exchange_number/cancel', handler: leave('cancelUrl') },
     { method: 'GET', path: '/pay/:exchange_number/timeout', handler: leave('timeoutUrl') },

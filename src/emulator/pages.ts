@@ -1,7 +1,8 @@
-import { escapeHtml, htmlPage } from '../receiver/html.js'
+import { escapeHtml } from '../receiver/html.js'
 import { encodeForm } from '../testing.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank } from './config.js'
+import { bankBrand, monogram, schemePage, steps } from './pages-layout.js'
 import type { PaymentRecord } from './state.js'
 
 /**
@@ -14,9 +15,14 @@ export function bankPagePath(exchangeNumber: string): string {
 
 const e = escapeHtml
 
-function summary(record: PaymentRecord): string {
-  return `<dl>
-<dt>Amount</dt><dd>RM ${e(record.transactionAmount)}</dd>
+/**
+ * Who is paid and how much, then the payment's details: the head of every page about one payment. The amount is
+ * left out where the page's heading already says it.
+ */
+export function summary(record: PaymentRecord, payee: string, showAmount = true): string {
+  const amount = showAmount ? `<div class="amount" data-amount>RM ${e(record.transactionAmount)}</div>` : ''
+  return `<div class="payee"><div><div class="note">Pay to</div><div class="payee-name" data-payee>${e(payee)}</div></div>${amount}</div>
+<dl>
 <dt>Order</dt><dd>${e(record.orderNumber)}</dd>
 <dt>For</dt><dd>${e(record.productDescription)}</dd>
 <dt>Reference</dt><dd data-exchange-number="${e(record.exchangeNumber)}">${e(record.exchangeNumber)}</dd>
@@ -24,16 +30,18 @@ function summary(record: PaymentRecord): string {
 }
 
 /** The answer to payment creation: a summary and the way on to bank selection, taken at once with redirect_post. */
-export function paymentCreatedPage(record: PaymentRecord, bankPageUrl: string): string {
-  const form = `<form id="continue" method="get" action="${e(bankPageUrl)}">
-<button type="submit">Continue to bank selection</button>
+export function paymentCreatedPage(record: PaymentRecord, payee: string, bankPageUrl: string): string {
+  const form = `<form id="continue" method="get" action="${e(bankPageUrl)}" class="actions">
+<button type="submit" class="btn btn-primary">Continue to bank selection</button>
 </form>`
-  const body = `<h1>Pay RM ${e(record.transactionAmount)}</h1>
-${summary(record)}
+  const body = `<div class="card">
+<h1>Pay RM ${e(record.transactionAmount)}</h1>
+${summary(record, payee, false)}
+<p class="note">You pay from your own bank account through FPX online banking. Next, choose your bank.</p>
 ${form}
-<p><a href="${e(bankPageUrl)}">Choose your bank</a></p>`
+</div>`
   const autoSubmit = record.redirectPost ? `\n<script>document.getElementById('continue').submit()</script>` : ''
-  return htmlPage('Online banking payment', body + autoSubmit)
+  return schemePage('FPX online banking payment', body + autoSubmit)
 }
 
 export interface SelectionPageOptions {
@@ -48,9 +56,10 @@ export interface SelectionPageOptions {
 function bankChoice(record: PaymentRecord, banks: readonly Bank[]): string {
   if (record.bankSelection === 'grid') {
     const buttons = banks.map((bank) => {
+      const brand = bankBrand(bank.code)
       const offline = bank.status === 'online' ? '' : ' disabled'
-      const note = bank.status === 'online' ? '' : ' <small>(offline)</small>'
-      return `<button type="submit" name="buyer_bank_code" value="${e(bank.code)}" class="bank"${offline}>${e(bank.name)}${note}</button>`
+      const note = bank.status === 'online' ? '' : '<span class="offline">Offline</span>'
+      return `<button type="submit" name="buyer_bank_code" value="${e(bank.code)}" class="bank" style="--bank:${brand.colour};--bank-ink:${brand.ink}"${offline}><span class="monogram" aria-hidden="true">${e(monogram(bank.name))}</span><span>${e(bank.name)}${note}</span></button>`
     })
     return `<div class="bank-grid" data-layout="grid">\n${buttons.join('\n')}\n</div>`
   }
@@ -64,96 +73,88 @@ function bankChoice(record: PaymentRecord, banks: readonly Bank[]): string {
 <option value="" selected disabled>Select bank</option>
 ${options.join('\n')}
 </select>
-<button type="submit">Proceed</button>`
+<div class="actions"><button type="submit" class="btn btn-primary">Proceed</button></div>`
 }
 
 /** Bank selection: a dropdown or a grid per fpx_bank_selection, cancel when cancel_url is set, time-out when timeout_url is. */
-export function bankSelectionPage(record: PaymentRecord, banks: readonly Bank[], options: SelectionPageOptions): string {
-  const style = `<style>.bank-grid{display:grid;grid-template-columns:repeat(auto-fill,minmax(9rem,1fr));gap:.5rem}
-.bank{padding:1rem .5rem}</style>`
+export function bankSelectionPage(record: PaymentRecord, payee: string, banks: readonly Bank[], options: SelectionPageOptions): string {
   const cancel =
     options.cancelAction === null
       ? ''
-      : `<form method="post" action="${e(options.cancelAction)}"><button type="submit" name="cancel" value="1">Cancel</button></form>`
+      : `<form method="post" action="${e(options.cancelAction)}" class="actions"><button type="submit" name="cancel" value="1" class="btn btn-secondary">Cancel</button></form>`
   const timeout = options.timeout
   // The URL reaches the script through an escaped attribute, never inside the script's text. Without scripts the
   // refresh still leaves the page; it counts whole seconds, so it is only the fallback.
   const timer =
     timeout === null
       ? ''
-      : `<p id="timeout" data-timeout-ms="${timeout.remainingMs}" data-url="${e(timeout.url)}">This page times out in ${Math.ceil(timeout.remainingMs / 1000)} seconds.</p>
+      : `<p id="timeout" class="notice" data-timeout-ms="${timeout.remainingMs}" data-url="${e(timeout.url)}">This page times out in ${Math.ceil(timeout.remainingMs / 1000)} seconds.</p>
 <noscript><meta http-equiv="refresh" content="${Math.ceil(timeout.remainingMs / 1000)};url=${e(timeout.url)}"></noscript>
 <script>(function(){var t=document.getElementById('timeout');setTimeout(function(){location.replace(t.dataset.url)},Number(t.dataset.timeoutMs))})()</script>`
-  const body = `${style}
+  const body = `${steps(0)}
+<div class="card">
+${summary(record, payee)}
 <h1>Choose your bank</h1>
-${summary(record)}
-<p>Online banking, ${record.model === 'B2B1' ? 'corporate (B2B1)' : 'retail (B2C)'}.</p>
+<p class="note">Online banking, ${record.model === 'B2B1' ? 'corporate (B2B1)' : 'retail (B2C)'}. You log in to your bank next.</p>
 <form id="select-bank" method="post" action="${e(options.action)}">
 ${bankChoice(record, banks)}
 </form>
 ${cancel}
-${timer}`
-  return htmlPage('Choose your bank', body)
+${timer}
+</div>`
+  return schemePage('Choose your bank', body)
 }
 
-const OUTCOME_BUTTONS = [
-  ['approve', 'Approve'],
-  ['reject', 'Reject'],
-  ['cancel', 'Cancel (buyer)'],
-] as const
+/** How long the processing page shows before the browser goes back to the merchant, as the real pages pause. */
+export const PROCESSING_MS = 1000
 
-/** The simulated bank: the tester picks the bank's answer. */
-export function simulatedBankPage(record: PaymentRecord, bank: Bank, action: string): string {
-  const buttons = OUTCOME_BUTTONS.map(([outcome, label]) => `<button type="submit" name="outcome" value="${outcome}">${label}</button>`)
-  if (record.model === 'B2B1')
-    buttons.push('<button type="submit" name="outcome" value="pending">Submit for corporate approval (99)</button>')
-  const body = `<h1>${e(bank.name)}</h1>
-<p>Simulated bank. Choose how the bank answers this payment.</p>
-${summary(record)}
-<form id="bank-answer" method="post" action="${e(action)}">
-<input type="hidden" name="bank_code" value="${e(bank.code)}">
-${buttons.join('\n')}
-</form>`
-  return htmlPage(`${bank.name}: simulated bank`, body)
+function outcomeOf(fields: Record<string, FieldInput>): { text: string; tone: 'ok' | 'bad' | 'wait' } {
+  const code = String(fields.fpx_debit_auth_code ?? '')
+  if (code === '00') return { text: 'Payment approved', tone: 'ok' }
+  if (code === '99') return { text: 'Pending corporate approval', tone: 'wait' }
+  const message = fields.fpx_status_message
+  return { text: `Payment unsuccessful${typeof message === 'string' && message !== '' ? `: ${message}` : ''}`, tone: 'bad' }
 }
 
-/** The buyer's browser POSTs the signed fields to redirect_url (spec, Events): a self-submitting form. */
-export function redirectPage(redirectUrl: string, fields: Record<string, FieldInput>): string {
+/**
+ * Processing: the bank has answered; the buyer's browser POSTs the signed fields to redirect_url (spec, Events)
+ * by a form that submits itself after a short pause, or at once by its button.
+ */
+export function redirectPage(record: PaymentRecord, payee: string, redirectUrl: string, fields: Record<string, FieldInput>): string {
   const inputs = [...new URLSearchParams(encodeForm(fields))].map(
     ([name, value]) => `<input type="hidden" name="${e(name)}" value="${e(value)}">`,
   )
-  const body = `<h1>Returning to the merchant</h1>
-<form id="redirect" method="post" action="${e(redirectUrl)}">
+  const outcome = outcomeOf(fields)
+  const bank = typeof fields.fpx_bank === 'string' ? fields.fpx_bank : ''
+  const body = `${steps(3)}
+<div class="card center">
+<div class="spinner" role="progressbar" aria-label="Processing"></div>
+<h1>Processing your payment</h1>
+<p class="outcome outcome-${outcome.tone}" data-outcome="${e(String(fields.fpx_debit_auth_code ?? ''))}">${e(outcome.text)}${bank === '' ? '' : ` (${e(bank)})`}</p>
+<p class="note">Returning you to ${e(payee)}. Please do not close this window or press back.</p>
+<form id="redirect" method="post" action="${e(redirectUrl)}" data-delay-ms="${PROCESSING_MS}">
 ${inputs.join('\n')}
-<button type="submit">Continue to the merchant</button>
+<div class="actions"><button type="submit" class="btn btn-primary">Continue to the merchant</button></div>
 </form>
-<script>document.getElementById('redirect').submit()</script>`
-  return htmlPage('Returning to the merchant', body)
+</div>
+<div class="card">${summary(record, payee)}</div>
+<script>(function(){var f=document.getElementById('redirect');setTimeout(function(){f.submit()},Number(f.dataset.delayMs))})()</script>`
+  return schemePage('Processing your payment', body)
 }
 
 /** The redirect-lost fault: the browser never gets back to the merchant, as when a buyer closes the tab. */
 export function redirectLostPage(record: PaymentRecord): string {
-  return htmlPage(
+  return schemePage(
     'Connection lost',
-    `<h1>Connection lost</h1>
+    `<div class="card">
+<h1>Connection lost</h1>
 <p data-fault="redirect_lost">The way back to the merchant was lost (fault injected). The result of payment
-${e(record.exchangeNumber)} reaches the merchant only through its callback.</p>`,
+${e(record.exchangeNumber)} reaches the merchant only through its callback.</p>
+</div>`,
   )
-}
-
-/** The corporate approver's page for a B2B1 payment pending approval (99). */
-export function approvalPage(record: PaymentRecord, action: string): string {
-  const body = `<h1>Corporate approval</h1>
-<p>Payment pending the authorizer's approval (fpx_debit_auth_code 99).</p>
-${summary(record)}
-<form id="approval" method="post" action="${e(action)}">
-<button type="submit" name="decision" value="approve">Approve</button>
-<button type="submit" name="decision" value="reject">Reject</button>
-</form>`
-  return htmlPage('Corporate approval', body)
 }
 
 export function messagePage(title: string, text: string, status?: number): string {
   const code = status === undefined ? '' : ` data-status="${status}"`
-  return htmlPage(title, `<h1>${e(title)}</h1>\n<p${code}>${e(text)}</p>`)
+  return schemePage(title, `<div class="card">\n<h1>${e(title)}</h1>\n<p${code}>${e(text)}</p>\n</div>`)
 }

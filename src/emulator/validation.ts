@@ -67,16 +67,39 @@ export function check(
 
 const ADDRESS_KEYS = new Set(['contact_name', 'contact_phone_number', 'line1', 'line2', 'postcode', 'city', 'state'])
 
-/** params: up to 18 pairs referenceN_label / referenceN (N = 1..18); addresses: the seven documented keys. */
-export function checkNested(nested: ReadonlyMap<string, ReadonlyMap<string, string>>, problems: FieldErrors): void {
+const PARAMS_KEY = /^reference(\d{1,2})(_label)?$/
+
+function isDocumentedParamsKey(key: string): boolean {
+  const found = PARAMS_KEY.exec(key)
+  const index = found === null ? 0 : Number(found[1])
+  return index >= 1 && index <= 18
+}
+
+/**
+ * params: the spec documents up to 18 pairs referenceN_label / referenceN (N = 1..18), but shops send other keys
+ * (a public Laravel library's README example sends `params[selected_item]`; docs/emulator.md): outside strict
+ * mode such a key is kept, signed and sent back like the others, with a note; strict mode refuses it.
+ * addresses: the seven documented keys. Every value is one line of at most 255 characters.
+ */
+export function checkNested(nested: ReadonlyMap<string, ReadonlyMap<string, string>>, problems: FieldErrors, strict: boolean, notes: string[]): void {
   for (const [name, values] of nested) {
     if (name === 'params') {
+      const undocumented: string[] = []
       for (const [key, value] of values) {
-        const found = /^reference(\d{1,2})(_label)?$/.exec(key)
-        const index = found === null ? 0 : Number(found[1])
-        if (index < 1 || index > 18) problems[`params[${key}]`] = 'params keys are reference1..reference18 and their _label'
-        else if (value.length > 255 || CONTROL.test(value)) problems[`params[${key}]`] = 'must be one line of at most 255 characters'
+        if (!isDocumentedParamsKey(key)) {
+          if (strict) {
+            problems[`params[${key}]`] = 'params keys are reference1..reference18 and their _label'
+            continue
+          }
+          undocumented.push(key)
+        }
+        if (value.length > 255 || CONTROL.test(value)) problems[`params[${key}]`] = 'must be one line of at most 255 characters'
       }
+      if (undocumented.length > 0)
+        notes.push(
+          `params key${undocumented.length === 1 ? '' : 's'} ${undocumented.map((key) => JSON.stringify(key)).join(', ')} ` +
+            `${undocumented.length === 1 ? 'is' : 'are'} not reference1..reference18 or their _label (the spec's); kept and sent back as given`,
+        )
     } else if (name === 'shipping_address' || name === 'billing_address') {
       for (const [key, value] of values) {
         if (!ADDRESS_KEYS.has(key)) problems[`${name}[${key}]`] = `unknown key; expected one of ${[...ADDRESS_KEYS].join(', ')}`

@@ -140,7 +140,34 @@ describe('web adapter called with Request objects', () => {
     const { error } = (await response.json()) as { error: { code: string; message: string } }
     expect(error.code).toBe('body_already_parsed')
     expect(error.message).toContain('request.formData()')
+    // Advice in the fetch API's terms: there is no body parser to move and no rawBody to keep.
+    expect(error.message).toContain('await request.clone().formData()')
+    expect(error.message).not.toMatch(/rawBody|body parser/)
     expect(runs).toHaveLength(0)
+    // Following it: the app reads a clone, fpx-collect the original.
+    const fields = samplePaymentFields()
+    const original = request('/fpx/callback', signed(fields))
+    expect((await original.clone().formData()).get('exchange_number')).toBe(fields.exchange_number)
+    expect((await fpxCallback(receiver)(original)).status).toBe(200)
+    expect(runs).toHaveLength(1)
+  })
+
+  it('takes a function that answers the receiver, called per request and never before the first (a build without secrets)', async () => {
+    const { receiver, runs } = recordedReceiver()
+    let calls = 0
+    const getReceiver = () => {
+      calls += 1
+      return receiver
+    }
+    const callback = fpxCallback(getReceiver)
+    const redirect = fpxRedirect(getReceiver, { successUrl: '/paid' })
+    expect(calls).toBe(0)
+    const delivery = signed()
+    expect((await callback(request('/fpx/callback', delivery))).status).toBe(200)
+    // The redirect route shares the receiver the function keeps answering: the result is handled once.
+    expect((await redirect(request('/fpx/redirect', delivery))).status).toBe(303)
+    expect(calls).toBe(2)
+    expect(runs).toHaveLength(1)
   })
 
   it('redirects with 303 and no body, after the callback without a second run', async () => {

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { callbackDelivered, checkout, handlerLines, order, type Rig, shot, skipBrowser, startRig, toBankSelection } from './harness.js'
+import { callbackDelivered, checkout, handlerLines, logInAtBank, order, type Rig, shot, skipBrowser, startRig, toBankSelection } from './harness.js'
 
 /**
  * The two longer journeys in real Chromium: a corporate (B2B1) payment that waits for the authorizer's approval,
@@ -25,12 +25,11 @@ describe.skipIf(skipBrowser)('B2B1 approval and payment sessions in Chromium', (
     expect(await page.locator('body').textContent()).toContain('corporate (B2B1)')
     // The corporate list, not the retail one.
     await page.locator('[data-layout="grid"] button', { hasText: 'Maybank2E' }).click()
-    await page.waitForURL(/\/bank$/)
-    await shot(page, 'b2b1-4-simulated-bank')
+    await logInAtBank(page, 'b2b1', 'Maybank2E', 4)
 
     await page.click('button[value="pending"]')
     await page.waitForURL(`${rig.shop.url}/orders/${orderNumber}`)
-    await shot(page, 'b2b1-5-shop-awaiting-approval')
+    await shot(page, 'b2b1-6-shop-awaiting-approval')
     expect(await page.locator('body').textContent()).toContain('Your corporate account must approve the payment')
     const pending = await callbackDelivered(rig, exchangeNumber)
     expect(pending.map((delivery) => delivery.fields.fpx_debit_auth_code)).toEqual(['99'])
@@ -38,17 +37,17 @@ describe.skipIf(skipBrowser)('B2B1 approval and payment sessions in Chromium', (
     expect(handlerLines(rig, orderNumber, 'awaits corporate approval')).toHaveLength(1)
 
     await page.goto(`${rig.emulator.baseUrl}/pay/${exchangeNumber}/approval`)
-    await shot(page, 'b2b1-6-approval')
+    await shot(page, 'b2b1-7-approval')
     await page.click('button[value="approve"]')
     // The answer comes back on the same address, so wait for its heading rather than for the URL.
     await page.locator('h1', { hasText: 'Approved' }).waitFor()
-    await shot(page, 'b2b1-7-approved')
+    await shot(page, 'b2b1-8-approved')
 
     // The approval reaches the shop by callback only: the buyer is no longer on the bank's pages.
     const both = await callbackDelivered(rig, exchangeNumber, 2)
     expect(both.map((delivery) => delivery.fields.fpx_debit_auth_code)).toEqual(['99', '00'])
     await page.goto(`${rig.shop.url}/orders/${orderNumber}`)
-    await shot(page, 'b2b1-8-shop-paid')
+    await shot(page, 'b2b1-9-shop-paid')
     expect(await page.locator('body').textContent()).toContain('Thank you, your payment was received.')
     expect(order(rig, orderNumber).state).toBe('paid')
     expect(handlerLines(rig, orderNumber, 'paid')).toHaveLength(1)
@@ -96,13 +95,12 @@ describe.skipIf(skipBrowser)('B2B1 approval and payment sessions in Chromium', (
     await shot(page, 'session-3-bank-selection')
     const exchangeNumber = (await page.locator('[data-exchange-number]').getAttribute('data-exchange-number'))!
     await page.selectOption('#bank', 'PBB0233')
-    await page.click('button[type="submit"]')
-    await page.waitForURL(/\/bank$/)
-    await shot(page, 'session-4-simulated-bank')
+    await page.click('button:has-text("Proceed")')
+    await logInAtBank(page, 'session', 'Public Bank', 4)
 
     await page.click('button[value="approve"]')
     await page.waitForURL(`${rig.shop.url}/orders/${orderNumber}`)
-    await shot(page, 'session-5-shop-order')
+    await shot(page, 'session-6-shop-order')
     expect(await page.locator('body').textContent()).toContain('paid: paid through Public Bank')
     const deliveries = await callbackDelivered(rig, exchangeNumber)
     expect(deliveries[0]?.fields).toMatchObject({ buyer_email: 'weijie@example.com', buyer_phone: '012-765 4321' })

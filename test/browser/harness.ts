@@ -94,6 +94,47 @@ export async function toBankSelection(page: Page, name: string): Promise<string>
   return exchangeNumber!
 }
 
+/**
+ * After a bank was chosen: the bank's log-in page (its name and colour, no logo), then its confirmation page.
+ * `step` numbers the screenshots.
+ */
+export async function logInAtBank(page: Page, name: string, bankName: string, step: number): Promise<void> {
+  await page.waitForURL(/\/(bank|api\/pay\/[^/]+)$/)
+  await page.locator('#bank-login').waitFor()
+  expect(await page.locator('[data-bank]').textContent()).toBe(bankName)
+  expect(await page.locator('h1').textContent()).toBe('Log in')
+  await shot(page, `${name}-${step}-bank-login`)
+  await page.fill('#user_id', 'tan.mei')
+  await page.fill('#password', 'not-checked')
+  await page.click('button:has-text("Log in")')
+  await page.waitForURL(/\/login$/)
+  expect(await page.locator('h1').textContent()).toBe('Confirm payment')
+  expect(await page.locator('[data-user-id]').textContent()).toBe('tan.mei')
+  await shot(page, `${name}-${step + 1}-bank-confirm`)
+}
+
+/**
+ * Clicks the bank's answer and screenshots the processing page. The page posts the result to the shop after a
+ * pause; the shop's redirect route is held until the screenshot is taken, so a slow machine cannot move on first.
+ */
+export async function answerAndShowProcessing(rig: Rig, page: Page, name: string, outcome: string, step: number): Promise<void> {
+  let release = () => {}
+  const released = new Promise<void>((resolve) => (release = resolve))
+  const redirectRoute = `${rig.shop.url}/fpx/redirect`
+  await page.route(redirectRoute, async (route) => {
+    await released
+    await route.continue()
+  })
+  try {
+    await page.click(`button[value="${outcome}"]`)
+    await page.locator('h1', { hasText: 'Processing your payment' }).waitFor()
+    expect(await page.locator('.spinner').count()).toBe(1)
+    await shot(page, `${name}-${step}-processing`)
+  } finally {
+    release()
+  }
+}
+
 export function order(rig: Rig, orderNumber: string): Order {
   const found = rig.shop.orders.get(orderNumber)
   expect(found, `the shop has order ${orderNumber}`).toBeDefined()

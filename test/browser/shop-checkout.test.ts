@@ -1,10 +1,24 @@
 import type { Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { callbackDelivered, checkout, deliveriesOf, handlerLines, order, type Rig, shot, skipBrowser, startRig, toBankSelection } from './harness.js'
+import {
+  answerAndShowProcessing,
+  callbackDelivered,
+  checkout,
+  deliveriesOf,
+  handlerLines,
+  logInAtBank,
+  order,
+  type Rig,
+  shot,
+  skipBrowser,
+  startRig,
+  toBankSelection,
+} from './harness.js'
 
 /**
  * A buyer in real Chromium on the Express example shop, paying through the emulator's hosted pages: the grid
- * of banks, the simulated bank, the way back; and leaving by the cancel button or the page's time-out.
+ * of banks, the simulated bank's log-in and confirmation, the processing page, the way back; and leaving by the
+ * cancel button or the page's time-out. Every page is screenshotted to test-results/browser/.
  */
 describe.skipIf(skipBrowser)('the example shop in Chromium', () => {
   let rig: Rig
@@ -29,14 +43,16 @@ describe.skipIf(skipBrowser)('the example shop in Chromium', () => {
     // The offline bank is on the grid but cannot be picked.
     expect(await grid.locator('button', { hasText: 'UOB Bank' }).isDisabled()).toBe(true)
 
-    await grid.locator('button', { hasText: 'Maybank2U' }).click()
-    await page.waitForURL(/\/bank$/)
-    expect(await page.locator('h1').textContent()).toBe('Maybank2U')
-    await shot(page, 'grid-4-simulated-bank')
+    // The scheme's identity as text on its colour, on every scheme page.
+    expect(await page.locator('[data-scheme]').textContent()).toBe('FPX')
 
-    await page.click('button[value="approve"]')
+    await grid.locator('button', { hasText: 'Maybank2U' }).click()
+    await logInAtBank(page, 'grid', 'Maybank2U', 4)
+    // The bank's own colour on its bar (Maybank's yellow), the scheme's blue gone.
+    expect(await page.evaluate('getComputedStyle(document.querySelector(".bar")).backgroundColor')).toBe('rgb(255, 194, 14)')
+    await answerAndShowProcessing(rig, page, 'grid', 'approve', 6)
     await page.waitForURL(`${rig.shop.url}/orders/${orderNumber}`)
-    await shot(page, 'grid-5-shop-order')
+    await shot(page, 'grid-7-shop-order')
     const shown = await page.locator('body').textContent()
     expect(shown).toContain('Thank you, your payment was received.')
     expect(shown).toContain('paid: paid through Maybank2U')
@@ -73,5 +89,30 @@ describe.skipIf(skipBrowser)('the example shop in Chromium', () => {
     await page.waitForURL(timeoutUrl(orderNumber), { timeout: 15_000 })
     await shot(page, 'timeout-4-timeout-url')
     expect(order(rig, orderNumber).state).toBe('awaiting payment')
+  })
+
+  it('a rejected payment in the dropdown layout; then the service\'s status page, its retry page and the refusal of a finished payment', async () => {
+    const orderNumber = await checkout(rig, page, 'reject')
+    const exchangeNumber = await toBankSelection(page, 'reject')
+    await page.selectOption('#bank', 'BCBB0235')
+    await page.click('button:has-text("Proceed")')
+    await logInAtBank(page, 'reject', 'CIMB Clicks', 4)
+    await answerAndShowProcessing(rig, page, 'reject', 'reject', 6)
+    expect(await page.locator('[data-outcome]').getAttribute('data-outcome')).toBe('51')
+    await page.waitForURL(`${rig.shop.url}/orders/${orderNumber}`)
+    await shot(page, 'reject-7-shop-order')
+    const [delivery] = await callbackDelivered(rig, exchangeNumber)
+    expect(order(rig, orderNumber).state).toBe('failed')
+
+    await page.goto(String(delivery?.fields.status_url))
+    expect(await page.locator('h1').textContent()).toBe('Payment unsuccessful')
+    await shot(page, 'reject-8-service-status')
+    await page.click('#retry')
+    expect(await page.locator('h1').textContent()).toBe('Try the payment again')
+    await shot(page, 'reject-9-service-retry')
+
+    await page.goto(`${rig.emulator.baseUrl}/pay/${exchangeNumber}`)
+    expect(await page.locator('h1').textContent()).toBe('This payment cannot go on')
+    await shot(page, 'reject-10-finished-payment')
   })
 })

@@ -113,8 +113,21 @@ describe('what acknowledges a callback', () => {
 })
 
 describe('callbackTransport', () => {
-  it('body (default): the signed fields in a form-encoded body, callback_url untouched', async () => {
+  it('both (default): the signed fields in a form-encoded body and the same fields after callback_url\'s own query', async () => {
     await withEmulator({ delivery: FAST }, async (emulator) => {
+      const { exchangeNumber, delivery } = await deliver(emulator, '/fpx/callback?shop=42')
+      expect(delivery.transport).toBe('both')
+      const [request] = received
+      expect(request?.url.startsWith('/fpx/callback?shop=42&')).toBe(true)
+      expect(request?.contentType).toBe('application/x-www-form-urlencoded')
+      const fromBody = signedFields(request?.body ?? '')
+      expect(fromBody.exchange_number).toBe(exchangeNumber)
+      expect(signedFields(request?.url.slice('/fpx/callback?shop=42&'.length) ?? '')).toEqual(fromBody)
+    })
+  })
+
+  it('body: the signed fields in the body only, callback_url untouched', async () => {
+    await withEmulator({ delivery: { ...FAST, callbackTransport: 'body' } }, async (emulator) => {
       const { exchangeNumber, delivery } = await deliver(emulator, '/fpx/callback?shop=42')
       expect(delivery.transport).toBe('body')
       const [request] = received

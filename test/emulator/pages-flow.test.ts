@@ -17,7 +17,7 @@ function unescape(text: string): string {
 
 /** The form a page would submit: its action and its hidden fields, in order. */
 function formOf(html: string, id: string): { action: string; fields: [string, string][] } {
-  const form = new RegExp(`<form id="${id}" method="post" action="([^"]*)">([\\s\\S]*?)</form>`).exec(html)
+  const form = new RegExp(`<form id="${id}" method="post" action="([^"]*)"[^>]*>([\\s\\S]*?)</form>`).exec(html)
   if (form === null) throw new Error(`no form #${id} in:\n${html}`)
   const fields = [...(form[2] ?? '').matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g)].map(
     ([, name, value]) => [unescape(name ?? ''), unescape(value ?? '')] as [string, string],
@@ -34,12 +34,21 @@ function post(url: string, fields: Record<string, string> | [string, string][]):
   })
 }
 
-/** Selection page → bank page → the bank's answer; returns the page the browser gets back. */
+/** The bank's log-in form, filled and posted; answers the page that follows. */
+async function logIn(loginHtml: string, userId = 'tan.mei'): Promise<Response> {
+  const login = formOf(loginHtml, 'bank-login')
+  return post(login.action, [...login.fields, ['user_id', userId], ['password', 'any']])
+}
+
+/** Selection page → the bank's log-in → its confirmation page → the bank's answer; returns the page the browser gets back. */
 async function throughTheBank(exchangeNumber: string, bankCode: string, outcome: string): Promise<Response> {
   expect((await emulator.get(`/pay/${exchangeNumber}`, null)).status).toBe(200)
-  const bankPage = await post(`${emulator.baseUrl}/pay/${exchangeNumber}/bank`, { buyer_bank_code: bankCode })
+  const loginPage = await post(`${emulator.baseUrl}/pay/${exchangeNumber}/bank`, { buyer_bank_code: bankCode })
+  expect(loginPage.status).toBe(200)
+  const bankPage = await logIn(await loginPage.text())
   expect(bankPage.status).toBe(200)
   const html = await bankPage.text()
+  expect(html).toContain('Logged in as <strong data-user-id>tan.mei</strong>')
   expect(html).toContain(`value="${outcome}"`)
   const answer = formOf(html, 'bank-answer')
   return post(answer.action, [...answer.fields, ['outcome', outcome]])
@@ -54,7 +63,8 @@ describe('hosted bank flow', () => {
     const exchangeNumber = await pay({ buyer_name: `O'Brien "Bob" <b>` })
     const page = await throughTheBank(exchangeNumber, 'MB2U0227', 'approve')
     const html = await page.text()
-    expect(html).toContain(`document.getElementById('redirect').submit()`)
+    expect(html).toContain(`document.getElementById('redirect');setTimeout(function(){f.submit()}`)
+    expect(html).toContain('Processing your payment')
     const redirect = formOf(html, 'redirect')
     expect(redirect.action).toBe(merchant.redirectUrl)
     const body = new URLSearchParams(redirect.fields).toString()
@@ -107,11 +117,36 @@ describe('hosted bank flow', () => {
 
   it('a B2C bank page offers no pending approval, and the bank chosen at the merchant skips selection', async () => {
     const exchangeNumber = await pay({ buyer_bank_code: 'PBB0233' })
-    const html = await (await emulator.get(`/pay/${exchangeNumber}`, null)).text()
-    expect(html).toContain('<h1>Public Bank</h1>')
+    const loginHtml = await (await emulator.get(`/pay/${exchangeNumber}`, null)).text()
+    expect(loginHtml).toContain('<div class="mark" data-bank="PBB0233">Public Bank</div>')
+    expect(formOf(loginHtml, 'bank-login').fields).toEqual([['bank_code', 'PBB0233']])
+    const html = await (await logIn(loginHtml)).text()
     expect(html).toContain('value="approve"')
     expect(html).not.toContain('value="pending"')
     expect(formOf(html, 'bank-answer').fields).toEqual([['bank_code', 'PBB0233']])
+  })
+
+  it('the log-in takes any user ID and password, but shows the page again for an empty user ID', async () => {
+    const exchangeNumber = await pay()
+    const loginHtml = await (await post(`${emulator.baseUrl}/pay/${exchangeNumber}/bank`, { buyer_bank_code: 'MB2U0227' })).text()
+    const refused = await logIn(loginHtml, '  ')
+    expect(refused.status).toBe(422)
+    const again = await refused.text()
+    expect(again).toContain('Enter your user ID.')
+    expect(formOf(again, 'bank-login').fields).toEqual([['bank_code', 'MB2U0227']])
+    const user = `<img src=x onerror=alert(1)>`
+    const confirm = await (await logIn(loginHtml, user)).text()
+    expect(confirm).toContain('Logged in as <strong data-user-id>&#60;img src=x onerror=alert(1)&#62;</strong>')
+    expect(confirm).not.toContain(user)
+    expect(emulator.state.payment(exchangeNumber)?.bank).toBeNull()
+  })
+
+  it('cancelling at the log-in is the buyer\'s cancel (1C)', async () => {
+    const exchangeNumber = await pay()
+    const loginHtml = await (await post(`${emulator.baseUrl}/pay/${exchangeNumber}/bank`, { buyer_bank_code: 'MB2U0227' })).text()
+    const leave = formOf(loginHtml, 'bank-leave')
+    const redirect = formOf(await (await post(leave.action, [...leave.fields, ['outcome', 'cancel']])).text(), 'redirect')
+    expect(Object.fromEntries(redirect.fields)).toMatchObject({ fpx_debit_auth_code: '1C' })
   })
 
   it('a finished payment cannot be paid again through its pages', async () => {

@@ -55,15 +55,16 @@ describe('bank selection', () => {
     const exchangeNumber = await emulator.pay({ fpx_bank_selection: 'grid', model: 'B2B1' })
     const { html } = await page(`/pay/${exchangeNumber}`)
     expect(html).toContain('data-layout="grid"')
-    expect(html).toContain('<button type="submit" name="buyer_bank_code" value="MBB0228" class="bank">Maybank2E</button>')
-    expect(html).toContain('value="RHB0218" class="bank" disabled>')
+    // One button per bank: its colour, a two-letter monogram and its name (no logos).
+    expect(html).toMatch(/<button type="submit" name="buyer_bank_code" value="MBB0228" class="bank" style="--bank:#ffc20e;--bank-ink:#1a1a1a"><span class="monogram" aria-hidden="true">MA<\/span><span>Maybank2E<\/span><\/button>/)
+    expect(html).toMatch(/value="RHB0218" class="bank" style="[^"]*" disabled>.*RHB Reflex<span class="offline">Offline<\/span>/)
     expect(html).not.toContain('<select')
   })
 
   it('a cancel button when cancel_url is set, which leads there', async () => {
     const exchangeNumber = await emulator.pay({ cancel_url: 'https://shop.example/cart?from=fpx&step=2' })
     const { html } = await page(`/pay/${exchangeNumber}`)
-    expect(html).toContain(`<form method="post" action="${emulator.baseUrl}/pay/${exchangeNumber}/cancel">`)
+    expect(html).toContain(`<form method="post" action="${emulator.baseUrl}/pay/${exchangeNumber}/cancel" class="actions">`)
     const cancelled = await noRedirect(`/pay/${exchangeNumber}/cancel`, { cancel: '1' })
     expect(cancelled.status).toBe(303)
     expect(cancelled.headers.get('location')).toBe('https://shop.example/cart?from=fpx&step=2')

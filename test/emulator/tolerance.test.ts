@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REFERENCE_PATTERN } from '../../src/emulator/index.js'
+import type { FieldInput } from '../../src/core/values.js'
+import { createReceiver } from '../../src/index.js'
+import { encodeForm } from '../../src/testing.js'
 import { DEMO, type Emulator, launch, PARTNER, paymentForm } from './harness.js'
 
 /**
@@ -260,5 +263,45 @@ describe('sandbox bank lists', () => {
     const exchangeNumber = await created(lenient, paymentForm({ buyer_bank_code: 'TEST0023' }))
     const { payment } = (await lenient.complete(exchangeNumber, 'approve')) as { payment: Record<string, unknown> }
     expect(payment.fpx_bank).toBe('SBI Bank C')
+  })
+})
+
+describe('params keys other than referenceN / referenceN_label', () => {
+  const form = () =>
+    paymentForm({ 'params[selected_item]': 'Blue mug', 'params[reference1_label]': 'Table', 'params[reference1]': '12', 'params[reference19]': 'x' })
+  const message = 'params keys "selected_item", "reference19" are not reference1..reference18 or their _label (the spec\'s); kept and sent back as given'
+
+  it('are kept, signed and sent back in the result, with a warning', async () => {
+    const exchangeNumber = await created(lenient, form())
+    const payment = await describePayment(lenient, exchangeNumber)
+    expect(payment.warnings).toEqual([message])
+    expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
+    const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
+    expect(result.params).toEqual({ selected_item: 'Blue mug', reference1_label: 'Table', reference1: '12', reference19: 'x' })
+    // The receiver verifies the result that carries them.
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+    const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
+    expect(answer.status).toBe(200)
+  })
+
+  it('are also taken by payment sessions, with a warning', async () => {
+    const response = await lenient.postForm('/apis/payments', { transaction_amount: '10.00', 'params[selected_item]': 'Blue mug' })
+    expect(response.status).toBe(200)
+    const { data } = (await response.json()) as { data: Record<string, unknown> }
+    expect(data.other_params).toEqual({ selected_item: 'Blue mug' })
+  })
+
+  it('strict mode refuses them with 422, naming each', async () => {
+    expect(await refusal(await create(strict, form()))).toMatchObject({
+      status: 422,
+      fields: { 'params[selected_item]': 'params keys are reference1..reference18 and their _label', 'params[reference19]': expect.any(String) },
+    })
+  })
+
+  it('a value that is not one line of at most 255 characters is still refused', async () => {
+    expect(await refusal(await create(lenient, paymentForm({ 'params[selected_item]': 'x'.repeat(256) })))).toMatchObject({
+      status: 422,
+      fields: { 'params[selected_item]': 'must be one line of at most 255 characters' },
+    })
   })
 })
