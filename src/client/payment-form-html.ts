@@ -3,6 +3,7 @@
  * that submits itself. Every value is escaped for a double-quoted attribute, so a buyer named
  * `"><script>…` posts exactly that name and runs nothing; hand-written `<input value="${v}">` did not.
  */
+import { escapeHtml, htmlDocument } from '../core/html.js'
 import type { PaymentForm } from './payments.js'
 
 export interface PaymentFormHtmlOptions {
@@ -30,15 +31,6 @@ export interface PaymentFormInput {
 
 const FORM_ID = 'fpx-collect-payment-form'
 
-/*
- * For text and double-quoted attribute values. CR and LF go as character references: the HTML parser would turn
- * a raw CR LF into LF before the form ever saw it. (The browser still sends line breaks as CR LF, as every form
- * does; the client refuses them in the fields it signs.)
- */
-function escape(text: string): string {
-  return text.replace(/[&<>"'\r\n]/g, (character) => `&#${character.charCodeAt(0)};`)
-}
-
 /** The fields as the browser posts them: nested objects as `name[key]`, as buildPaymentForm already gives them. */
 function flatten(fields: PaymentFormInput['fields']): [string, string][] {
   const entries: [string, string][] = []
@@ -64,29 +56,17 @@ export function paymentFormHtml(form: PaymentFormInput, options: PaymentFormHtml
   // A javascript: or data: action would run code when the form is submitted; the service is reached over http(s).
   const protocol = typeof form.action === 'string' && URL.canParse(form.action) ? new URL(form.action).protocol : ''
   if (protocol !== 'https:' && protocol !== 'http:') throw new TypeError('paymentFormHtml: action must be an absolute http(s) URL')
-  const inputs = flatten(form.fields).map(([name, value]) => `<input type="hidden" name="${escape(name)}" value="${escape(value)}">`)
+  const inputs = flatten(form.fields).map(([name, value]) => `<input type="hidden" name="${escapeHtml(name)}" value="${escapeHtml(value)}">`)
   const title = options.title ?? 'Redirecting to payment…'
-  const nonce = options.nonce === undefined ? '' : ` nonce="${escape(options.nonce)}"`
+  const nonce = options.nonce === undefined ? '' : ` nonce="${escapeHtml(options.nonce)}"`
   // HTMLFormElement.prototype.submit, not form.submit(): a field named "submit" would shadow the method.
   const script =
     options.autoSubmit === false ? '' : `\n<script${nonce}>HTMLFormElement.prototype.submit.call(document.getElementById('${FORM_ID}'))</script>`
-  const formHtml = `<form id="${FORM_ID}" method="post" action="${escape(form.action)}" accept-charset="UTF-8">
+  const formHtml = `<form id="${FORM_ID}" method="post" action="${escapeHtml(form.action)}" accept-charset="UTF-8">
 ${inputs.join('\n')}
-<button type="submit">${escape(options.buttonText ?? 'Continue to payment')}</button>
+<button type="submit">${escapeHtml(options.buttonText ?? 'Continue to payment')}</button>
 </form>${script}`
   if (options.fragment === true) return formHtml
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${escape(title)}</title>
-</head>
-<body>
-<p>${escape(title)}</p>
-${formHtml}
-</body>
-</html>
-`
+  return htmlDocument({ title, body: `<p>${escapeHtml(title)}</p>\n${formHtml}` })
 }
+

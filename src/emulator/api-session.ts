@@ -1,4 +1,4 @@
-import { escapeHtml } from '../receiver/html.js'
+import { escapeHtml } from '../core/html.js'
 import { schemePage } from './pages-layout.js'
 import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../receiver/html.js'
+import { escapeHtml } from '../core/html.js'
 import { ApiError, notFound } from './errors.js'
 import { type Context, type Reply, type Route, readForm } from './http.js'
 import { bankPagePath } from './pages.js'

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../receiver/html.js'
+import { escapeHtml } from '../core/html.js'
 import type { Bank } from './config.js'
 import { summary } from './pages.js'
 import { bankPage, steps } from './pages-layout.js'

@@ -1,4 +1,4 @@
-import { escapeHtml } from '../receiver/html.js'
+import { escapeHtml, htmlDocument } from '../core/html.js'
 
 /**
  * The look of the hosted pages: the payment scheme's pages (bank selection, processing, status) under an FPX
@@ -128,27 +128,18 @@ interface Shell {
 }
 
 function shell({ title, brand, identity, body }: Shell): string {
-  return `<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex">
-<title>${e(title)}</title>
-<style>
-${STYLE}
-</style>
-</head>
-<body style="--brand:${brand.colour};--brand-ink:${brand.ink};--accent:${brand.accent}">
-<header class="bar"><div class="bar-inner">${identity}<span class="test-badge" title="fpx-collect emulator: no real bank, no real money">Emulator</span></div></header>
+  return htmlDocument({
+    title,
+    style: STYLE,
+    bodyAttributes: `style="--brand:${brand.colour};--brand-ink:${brand.ink};--accent:${brand.accent}"`,
+    body: `<header class="bar"><div class="bar-inner">${identity}<span class="test-badge" title="fpx-collect emulator: no real bank, no real money">Emulator</span></div></header>
 <main>
 ${body}
 </main>
-<footer>fpx-collect emulator of the online payment collection service. Not a real bank; no money moves.</footer>
-</body>
-</html>
-`
+<footer>fpx-collect emulator of the online payment collection service. Not a real bank; no money moves.</footer>`,
+  })
 }
+
 
 /** A page of the payment scheme (FPX) itself. */
 export function schemePage(title: string, body: string): string {

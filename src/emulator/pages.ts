@@ -1,4 +1,4 @@
-import { escapeHtml } from '../receiver/html.js'
+import { escapeHtml } from '../core/html.js'
 import { encodeForm } from '../testing.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank } from './config.js'
