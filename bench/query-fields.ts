@@ -6,9 +6,9 @@
  * On the built dist/, in one run; tasks take turns round after round and each ratio is the median of the rounds'.
  * Environment: BENCH_ROUNDS (default 7), BENCH_TIME_MS (per task and round, default 300).
  */
-import { Bench } from 'tinybench'
 import { type Core, fromDist, type Testing } from './dist.js'
 import { envInteger } from './env.js'
+import { throughputRounds } from './rounds.js'
 import { median } from './stats.js'
 
 const { createReceiver } = await fromDist<Core>('index')
@@ -53,17 +53,7 @@ const TASKS: [string, () => Promise<unknown>][] = [
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 const TIME_MS = envInteger('BENCH_TIME_MS', 300, 10)
-const rounds: number[][] = TASKS.map(() => [])
-for (let round = 0; round < ROUNDS; round++) {
-  const bench = new Bench({ time: TIME_MS, warmup: round === 0, warmupTime: 300 })
-  for (const [name, run] of TASKS) bench.add(name, run)
-  await bench.run()
-  TASKS.forEach(([name], i) => {
-    const result = bench.getTask(name)?.result as { throughput?: { mean: number } } | undefined
-    if (!result?.throughput) throw new Error(`task ${name} has no result`)
-    ;(rounds[i] as number[]).push(result.throughput.mean)
-  })
-}
+const rounds = await throughputRounds(TASKS, 300)
 
 const ratio = (fast: readonly number[], slow: readonly number[]) => median(fast.map((value, i) => value / (slow[i] as number)))
 console.log(`forged ${forged.length} bytes, genuine ${genuine.length} bytes; ${ROUNDS} rounds of ${TIME_MS} ms per task, medians`)

@@ -7,10 +7,10 @@
  * Environment: BENCH_ROUNDS (default 7), BENCH_TIME_MS (per task and round, default 300).
  */
 import { createHmac } from 'node:crypto'
-import { Bench } from 'tinybench'
 import { type Core, fromDist, type Testing } from './dist.js'
 import { FloorVerifier } from './verify-floor.js'
 import { envInteger } from './env.js'
+import { throughputRounds } from './rounds.js'
 import { median } from './stats.js'
 
 const { createReceiver } = await fromDist<Core>('index')
@@ -63,18 +63,7 @@ const TASKS: [string, () => unknown][] = [
 
 const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
 const TIME_MS = envInteger('BENCH_TIME_MS', 300, 10)
-// Operations per second of each task, one entry per round.
-const rounds: number[][] = TASKS.map(() => [])
-for (let round = 0; round < ROUNDS; round++) {
-  const bench = new Bench({ time: TIME_MS, warmup: round === 0, warmupTime: 500 })
-  for (const [name, run] of TASKS) bench.add(name, run)
-  await bench.run()
-  TASKS.forEach(([name], i) => {
-    const result = bench.getTask(name)?.result as { throughput?: { mean: number } } | undefined
-    if (!result?.throughput) throw new Error(`task ${name} has no result`)
-    ;(rounds[i] as number[]).push(result.throughput.mean)
-  })
-}
+const rounds = await throughputRounds(TASKS, 500)
 
 const [a, b, c, d, e] = rounds as [number[], number[], number[], number[], number[]]
 /** The median over rounds of one task's ops/s over another's, measured minutes apart at most. */
