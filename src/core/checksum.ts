@@ -109,8 +109,16 @@ export function messageChecksum(
  * passed CHECKSUM_PATTERN; comparison is constant-time.
  */
 export function matchChecksum(message: Message, checksum: string, checksumToken: string): Rendering | undefined {
+  return matchSignedText(message, checksum, checksumToken)?.rendering
+}
+
+/**
+ * matchChecksum's candidate itself: its rendering and the signed string. A Buffer is a view valid until the next
+ * message is signed, so read it at once.
+ */
+export function matchSignedText(message: Message, checksum: string, checksumToken: string): SignedText | undefined {
   for (const candidate of message.signedTexts()) {
-    if (hexDigestsEqual(hmacSha256Hex(checksumToken, candidate.data), checksum)) return candidate.rendering
+    if (hexDigestsEqual(hmacSha256Hex(checksumToken, candidate.data), checksum)) return candidate
   }
   return undefined
 }

@@ -1,5 +1,5 @@
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
-import { CHECKSUM_PATTERN, matchChecksum } from './checksum.js'
+import { CHECKSUM_PATTERN, matchSignedText } from './checksum.js'
 import { checkConsistency } from './consistency.js'
 import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
 import { type CredentialOptions, tokenLookup } from './credentials.js'
@@ -187,11 +187,12 @@ export class Verifier {
   }
 
   private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    const rendering = token === undefined ? undefined : matchChecksum(message, checksum, token)
-    if (rendering === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
+    const matched = token === undefined ? undefined : matchSignedText(message, checksum, token)
+    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
+    const { rendering } = matched
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
-    const verified = signedPayment(message, rendering, this.unpinned)
+    const verified = signedPayment(message, matched.data, rendering, this.unpinned)
     if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
@@ -205,7 +206,8 @@ export class Verifier {
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
-    const verified = signedPayment(recovered.message, recovered.rendering, this.unpinned)
+    const signed = recovered.message.signedTexts().find((text) => text.rendering === recovered.rendering)?.data ?? ''
+    const verified = signedPayment(recovered.message, signed, recovered.rendering, this.unpinned)
     verified.credential = recovered.credential
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
@@ -253,9 +255,10 @@ export function validateAndClassify(message: Message, rendering: Rendering, what
 }
 
 /** A result whose checksum matched: validated, classified, and its values checked against their names. */
-function signedPayment(message: Message, rendering: Rendering, unpinned: UnpinnedResults): VerifiedPayment {
+function signedPayment(message: Message, signed: string | Buffer, rendering: Rendering, unpinned: UnpinnedResults): VerifiedPayment {
   const verified = validateAndClassify(message, rendering, 'signed message')
-  const { anchored, minimalFirst } = checkConsistency(message, verified.exchangeNumber, verified.state)
+  // Before anything else is signed: a Buffer `signed` is a view that the next message signed overwrites.
+  const { anchored, minimalFirst } = checkConsistency(message, signed, verified.exchangeNumber, verified.state)
   verified.pinned = anchored || minimalFirst
   if (!verified.pinned && unpinned === 'refuse')
     throw new ReceiverError(
