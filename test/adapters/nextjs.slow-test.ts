@@ -13,11 +13,8 @@ import { DEMO, type Emulator, launch } from '../emulator/harness.js'
  * docs/nextjs.md's pattern in a real Next.js App Router app: `next build` with no FPX_* variable in the build
  * environment (a receiver created at module level fails there: Next evaluates route modules while collecting
  * page data), then `next start` with the token, and the emulator's callback and the buyer's redirect through the
- * fetch-API adapter. Slow (a production build, about a minute alone), so it runs only with FPX_TEST_NEXT=1,
- * as .ci/run does.
+ * fetch-API adapter. Slow (a production build, about a minute alone): `npm run test:next` runs it, as .ci/run does.
  */
-const enabled = process.env.FPX_TEST_NEXT === '1'
-if (!enabled) console.warn('SKIPPING the Next.js build test: set FPX_TEST_NEXT=1 to run it (.ci/run does)')
 
 const ROOT = resolve('.')
 // Inside the repository: Turbopack builds only projects under its root, which must also hold next and react.
@@ -79,7 +76,7 @@ async function freePort(): Promise<number> {
   return port
 }
 
-describe.skipIf(!enabled)('a Next.js App Router app built with no secrets', () => {
+describe('a Next.js App Router app built with no secrets', () => {
   let server: ChildProcess | undefined
   let emulator: Emulator
   let appUrl = ''
