@@ -1,4 +1,5 @@
 import { ReceiverError } from './errors.js'
+import { signedValueStarts } from './form.js'
 import type { Message } from './message.js'
 import { PENDING_APPROVAL_CODE, type PaymentState } from './payment.js'
 
@@ -95,21 +96,17 @@ function addressedId(value: string, at: number, path: string, suffix: string): s
 }
 
 /**
- * Where each `|` stands, when every value is one segment: then the n-th segment is the n-th field's value in
- * name order. Undefined when some value holds a `|` (split or merged, or a buyer's own text).
+ * Whether the segment starting at `start` begins the value of field `name`: by the value starts the signing
+ * recorded, or else by reading the value. (A value that goes on past the segment, merged with what follows, only
+ * takes later values: the checks below still hold.)
  */
-function segmentStarts(message: Message, signed: string): number[] | undefined {
-  const pipes: number[] = []
-  for (let at = signed.indexOf('|'); at !== -1; at = signed.indexOf('|', at + 1)) pipes.push(at)
-  return pipes.length === message.shape.signedOrder.length - 1 ? pipes : undefined
-}
-
-/** Whether the segment starting at `start` is the value of field `name`, counting segments by `pipes`. */
-function isSegmentOf(message: Message, name: string, pipes: readonly number[], start: number): boolean {
+function startsValueOf(message: Message, name: string, signedText: string | Buffer, start: number, end: number): boolean {
   const position = message.shape.index[name]
-  let before = 0
-  while (before < pipes.length && (pipes[before] as number) < start) before++
-  return position !== undefined && message.shape.signedOrder[before] === position
+  if (position === undefined) return false
+  const starts = typeof signedText === 'string' ? undefined : signedValueStarts(signedText)
+  if (starts === undefined) return message.text(name)?.startsWith(utf8(signedText, start, end)) === true
+  const rank = message.shape.signedOrder.indexOf(position)
+  return rank >= 0 && starts[rank] === start
 }
 
 function utf8(signed: string | Buffer, start: number, end: number): string {
@@ -174,7 +171,6 @@ export function checkConsistency(message: Message, signedText: string | Buffer, 
   const signed = typeof signedText === 'string' ? signedText : signedText.toString('latin1')
   checkState(signed, message.text('fpx_debit_auth_code') ?? '', state)
   let anchored = false
-  let pipes: number[] | undefined
   // An address inside other text (a nested field's rendering, a shop's own link) is not checked, but then the
   // result cannot count as pinned by its first fields: a genuine address may be hidden there.
   let embedded = false
@@ -189,9 +185,7 @@ export function checkConsistency(message: Message, signedText: string | Buffer, 
         continue
       }
       // A genuine address is one URL under its own name; elsewhere, or merged with other values, it was moved.
-      pipes ??= segmentStarts(message, signed)
-      const own = pipes === undefined ? message.text(address.name) === utf8(signedText, start, end) : isSegmentOf(message, address.name, pipes, start)
-      if (!own) throw inconsistent(`a service ${address.name} value stands under another name`)
+      if (!startsValueOf(message, address.name, signedText, start, end)) throw inconsistent(`a service ${address.name} value stands under another name`)
       // Service ids are ASCII: read as one byte a character, as the string is.
       const url = signed.slice(start, end)
       if (addressedId(url, url.indexOf(address.path), address.path, address.suffix) !== exchangeNumber)

@@ -25,6 +25,17 @@ function decodeComponent(raw: string, what: () => string): string {
  * why its only reader (the HMAC) consumes it at once.
  */
 let signing = Buffer.allocUnsafeSlow(8192)
+/** Where each value starts in the last signed bytes, by signed position; see signedValueStarts. */
+let starts = new Int32Array(64)
+let lastSigned: Buffer | undefined
+
+/**
+ * Where each value starts in `signed`, by its position in the signed order, if `signed` is what signedBytes
+ * returned last (the same lifetime as the bytes). Undefined otherwise.
+ */
+export function signedValueStarts(signed: Buffer): Int32Array | undefined {
+  return signed === lastSigned ? starts : undefined
+}
 
 /** The names a body is expected to carry (the previous message's), as one run of bytes: each name then `=`. */
 export interface ExpectedNames {
@@ -217,11 +228,13 @@ export class FormFields implements ReceivedFields {
     const { bounds } = this
     if (signing.length < source.length + order.length) signing = Buffer.allocUnsafeSlow(2 * (source.length + order.length))
     const out = signing
+    if (starts.length < order.length) starts = new Int32Array(2 * order.length)
     let at = 0
     let highBytes = false
     for (let k = 0; k < order.length; k++) {
       const i = order[k] as number
       if (k > 0) out[at++] = PIPE
+      starts[k] = at
       let end = bounds[4 * i + 3] as number
       let p = bounds[4 * i + 2] as number
       if (end >= 0) {
@@ -248,6 +261,7 @@ export class FormFields implements ReceivedFields {
       }
     }
     const signed = out.subarray(0, at)
+    lastSigned = signed
     if (highBytes && !isUtf8(signed)) {
       for (const i of order) this.value(i) // throws for the field whose escapes are not UTF-8
       throw new ReceiverError('invalid_encoding', 'a field value is not valid UTF-8')

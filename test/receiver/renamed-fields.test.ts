@@ -57,6 +57,19 @@ describe('renamed-field replays, with the defaults (attacks from docs/security.m
     expect(answers.at(-1)!.error?.message ?? '').not.toContain(TOKEN)
   })
 
+  it('A, with the rearrangements sent as JSON bodies (the signed string is then text, not the form bytes)', async () => {
+    const result = genuine({ buyer_name: 'EX-PLANTED-1' })
+    const { receiver, events } = recorded()
+    for (const name of ['buyer_name', 'client_ip', 'currency']) {
+      const pairs = moved(result.pairs, indexOf(result.pairs, name), 'exchange_number') as Pairs
+      const body = JSON.stringify(Object.fromEntries([...pairs, ['checksum', result.checksum]]))
+      expect((await receiver.handle({ kind: 'callback', body, contentType: 'application/json' })).error?.code).toBe('inconsistent_result')
+    }
+    const genuineJson = JSON.stringify(Object.fromEntries([...result.pairs, ['checksum', result.checksum]]))
+    expect((await receiver.handle({ kind: 'callback', body: genuineJson, contentType: 'application/json' })).outcome).toBe('processed')
+    expect(events).toHaveLength(1)
+  })
+
   it('B: a buyer_name holding another order number never pays that order', async () => {
     const expensive = 'ORD-EXPENSIVE-9'
     const result = genuine({ buyer_name: expensive, transaction_amount: '1.00' })
