@@ -1,27 +1,16 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { serverBinary } from '../soak/servers.js'
+import { freePort, serverBinary } from '../soak/servers.js'
 import { skipSummary, skipsRequested } from './requirements.js'
 import { serviceAvailable } from './stores/services.js'
 
-/** A port nothing listens on: one the system just handed out and took back. */
-function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 describe('what the suite needs: a missing service fails, FPX_SKIP skips', () => {
   it('fails when PostgreSQL or Redis does not answer, naming it, how to start it and how to skip it', async () => {
-    const port = await closedPort()
+    // A port the system just handed out and took back: nothing listens on it.
+    const port = await freePort()
     await expect(serviceAvailable('PostgreSQL', `postgres://postgres:secret@127.0.0.1:${port}/test`, {})).rejects.toThrow(
       new RegExp(`^PostgreSQL is not reachable at postgres://postgres:\\*\\*\\*@127\\.0\\.0\\.1:${port}/test \\(ECONNREFUSED\\)\\. .*pg_ctlcluster.*FPX_SKIP=postgres`),
     )
@@ -29,7 +18,8 @@ describe('what the suite needs: a missing service fails, FPX_SKIP skips', () => 
   })
 
   it('skips what FPX_SKIP names without asking the service, and only that', async () => {
-    const port = await closedPort()
+    // A port the system just handed out and took back: nothing listens on it.
+    const port = await freePort()
     expect(await serviceAvailable('PostgreSQL', `postgres://127.0.0.1:${port}/test`, { FPX_SKIP: 'browser, postgres' })).toBe(false)
     await expect(serviceAvailable('Redis', `redis://127.0.0.1:${port}`, { FPX_SKIP: 'postgres' })).rejects.toThrow(/Redis is not reachable/)
   })

@@ -3,6 +3,7 @@ import { once } from 'node:events'
 import { createServer } from 'node:net'
 import { createInterface } from 'node:readline'
 import { afterEach, describe, expect, it } from 'vitest'
+import { hiddenFields } from './harness.js'
 
 /**
  * An example shop started from the command line (`npm run example:web`, by tsx) when nothing answers at its
@@ -39,13 +40,6 @@ function runShop(env: Record<string, string>): { child: ChildProcess; stdout: st
   return { child, stdout, stderr }
 }
 
-function hiddenFields(html: string): Record<string, string> {
-  const unescape = (text: string) => text.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code)))
-  const fields: Record<string, string> = {}
-  for (const found of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
-    fields[unescape(found[1] ?? '')] = unescape(found[2] ?? '')
-  return fields
-}
 
 describe('an example shop with no service at FPX_BASE_URL', () => {
   it('on the demo credentials starts the emulator there, takes a payment request to it, and stops it on exit', async () => {

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { hiddenFields } from './harness.js'
 import { encodeForm } from '../../src/testing.js'
 import type { FieldInput } from '../../src/core/values.js'
 import { type Emulator, launch } from './harness.js'
@@ -38,13 +39,6 @@ afterAll(async () => {
   await emulator.stop()
 })
 
-function hiddenFields(html: string): Record<string, string> {
-  const unescape = (text: string) => text.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code)))
-  const fields: Record<string, string> = {}
-  for (const found of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
-    fields[unescape(found[1] ?? '')] = unescape(found[2] ?? '')
-  return fields
-}
 
 it('takes a checkout of the example shop from payment request to a paid order', async () => {
   expect(shopUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)

@@ -72,3 +72,12 @@ export async function launch(options: EmulatorOptions = {}): Promise<Emulator> {
   })
   return emulator
 }
+
+/** The hidden inputs of a page's form (paymentFormHtml's), unescaped: what the browser would post. */
+export function hiddenFields(html: string): Record<string, string> {
+  const unescape = (text: string) => text.replace(/&#(\d+);/g, (_match, code: string) => String.fromCharCode(Number(code)))
+  const fields: Record<string, string> = {}
+  for (const found of html.matchAll(/<input type="hidden" name="([^"]*)" value="([^"]*)">/g))
+    fields[unescape(found[1] ?? '')] = unescape(found[2] ?? '')
+  return fields
+}
