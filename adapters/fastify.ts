@@ -6,9 +6,8 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import getRawBody from 'raw-body'
 import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, withinTime } from '../src/core/body.js'
-import { rawQuery } from '../src/receiver/node-delivery.js'
+import { rawQuery, readNodeBody } from '../src/receiver/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/receiver/answers.js'
 
@@ -36,8 +35,7 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
       done(Object.assign(error as Error, { statusCode: 415 }), undefined)
       return
     }
-    const length = request.headers['content-length']
-    withinTime(getRawBody(payload, { limit: receiver.maxBodyBytes, length: length ?? null }), timeoutMs).then(
+    withinTime(readNodeBody(payload, request.headers, receiver.maxBodyBytes), timeoutMs).then(
       (body) => done(null, body),
       (error: Error) => done(error, undefined),
     )

@@ -50,8 +50,9 @@ export class VerifiedPayment {
   unsignedSource: string | undefined = undefined
   /**
    * Whether exchange_number is pinned to its value: a service address (status_url, receipt_url) names it, or the
-   * result starts with exchange_number, order_number and payment_status (docs/security.md). True for API records. Unpinned results are refused unless the
-   * receiver confirms them through the status API.
+   * result starts with exchange_number, order_number and payment_status (docs/security.md). True for API records.
+   * createReceiver refuses unpinned results unless it confirms them through the status API; verifyDelivery only
+   * marks them here, for the caller to confirm before trusting exchange_number.
    */
   pinned = true
 

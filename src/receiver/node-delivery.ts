@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http'
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import getRawBody from 'raw-body'
 import type { Delivery, DeliveryKind } from './receiver.js'
 
@@ -35,6 +35,10 @@ export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept:
   if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
   // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
   if (request.readableEnded || (request as { _body?: unknown })._body === true) return { ...base, consumedBy: kept.parser }
-  const length = request.headers['content-length']
-  return { ...base, readBody: (limit) => getRawBody(request, { limit, length: length ?? null }) }
+  return { ...base, readBody: (limit) => readNodeBody(request, request.headers, limit) }
+}
+
+/** A Node request body's bytes, up to `limit`, checked against its Content-Length when it declares one. */
+export function readNodeBody(stream: NodeJS.ReadableStream, headers: IncomingHttpHeaders, limit: number): Promise<Buffer> {
+  return getRawBody(stream, { limit, length: headers['content-length'] ?? null })
 }
