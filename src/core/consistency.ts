@@ -142,7 +142,7 @@ function isUrl(signed: string, start: number): boolean {
 }
 
 /** Spec: "00 success, 99 pending approval, other codes unsuccessful"; a result must not say otherwise anywhere. */
-function checkState(signed: string, code: string, state: PaymentState): void {
+function checkState(signed: string, code: string, paymentStatus: string | undefined, state: PaymentState): void {
   if (code.includes('|')) throw inconsistent('fpx_debit_auth_code holds more than one value')
   if (state === 'succeeded') {
     if (code !== '' && code !== SUCCESS_CODE) throw inconsistent('payment_status says succeeded but fpx_debit_auth_code is not 00')
@@ -151,9 +151,15 @@ function checkState(signed: string, code: string, state: PaymentState): void {
     if (segmentsHolding(signed, RETRY).some(([start]) => isUrl(signed, start)))
       throw inconsistent('payment_status says succeeded but the result carries a retry address, which only failed payments have')
   }
+  if (state === 'pending') {
+    // A success's 00 pushed aside and a 99 moved under the code's name would read a paid payment as pending.
+    if (paymentStatus === 'true') throw inconsistent('fpx_debit_auth_code says pending approval (99) but payment_status says succeeded')
+    if (hasSegment(signed, SUCCESS_CODE)) throw inconsistent('fpx_debit_auth_code says pending approval (99) but a success code (00) stands under another name')
+    return
+  }
   // With no code standing under its own name, a 99 elsewhere may be the pending approval's code, moved (attack C
   // and its mirror). Only B2B1 has 99; a genuine B2B1 failure carries its own code.
-  if (state === 'pending' || BANK_CODE.test(code) || !hasSegment(signed, PENDING_APPROVAL_CODE)) return
+  if ( BANK_CODE.test(code) || !hasSegment(signed, PENDING_APPROVAL_CODE)) return
   const corporate = hasSegment(signed, CORPORATE)
   if (state === 'failed' && (code === '' || corporate))
     throw inconsistent('the result reads as failed but a pending approval code (99) stands under another name than fpx_debit_auth_code')
@@ -169,7 +175,7 @@ function checkState(signed: string, code: string, state: PaymentState): void {
 export function checkConsistency(message: Message, signedText: string | Buffer, exchangeNumber: string, state: PaymentState): Consistency {
   // One byte a character: searching ASCII in a string is cheaper than in a Buffer, and the view may be reused.
   const signed = typeof signedText === 'string' ? signedText : signedText.toString('latin1')
-  checkState(signed, message.text('fpx_debit_auth_code') ?? '', state)
+  checkState(signed, message.text('fpx_debit_auth_code') ?? '', message.text('payment_status'), state)
   let anchored = false
   // An address inside other text (a nested field's rendering, a shop's own link) is not checked, but then the
   // result cannot count as pinned by its first fields: a genuine address may be hidden there.
