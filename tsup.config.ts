@@ -14,7 +14,7 @@ export default defineConfig([
       koa: 'adapters/koa.ts',
       fastify: 'adapters/fastify.ts',
       web: 'adapters/web.ts',
-      redis: 'src/stores/redis.ts',
+      redis: 'src/stores/redis/store.ts',
       postgres: 'src/stores/postgres/store.ts',
       emulator: 'src/emulator/index.ts',
       client: 'src/client/index.ts',

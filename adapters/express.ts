@@ -4,9 +4,9 @@
  * @module fpx-collect/express
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { nodeDelivery } from '../src/receiver/node-delivery.js'
+import { nodeDelivery } from '../src/http/node-delivery.js'
 import type { DeliveryHandler } from '../src/receiver/receiver.js'
-import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/receiver/answers.js'
+import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
 
 /** The parts of Express's request the adapter reads; Express 4 and 5 both have them. */
 export interface ExpressRequest extends IncomingMessage {
@@ -56,4 +56,4 @@ export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<
   return route(receiver, 'redirect', options)
 }
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

@@ -6,10 +6,10 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, withinTime } from '../src/core/body.js'
-import { rawQuery, readNodeBody } from '../src/receiver/node-delivery.js'
+import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, withinTime } from '../src/core/result/body.js'
+import { rawQuery, readNodeBody } from '../src/http/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
-import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/receiver/answers.js'
+import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
 
 export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
   receiver: DeliveryHandler
@@ -81,4 +81,4 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
 export const fpxCollect = fp(fpxCollectPlugin, { name: 'fpx-collect', fastify: '4.x || 5.x', encapsulate: true })
 export default fpxCollect
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

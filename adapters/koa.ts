@@ -4,9 +4,9 @@
  * @module fpx-collect/koa
  */
 import type { IncomingMessage } from 'node:http'
-import { nodeDelivery } from '../src/receiver/node-delivery.js'
+import { nodeDelivery } from '../src/http/node-delivery.js'
 import type { DeliveryHandler } from '../src/receiver/receiver.js'
-import { answerDelivery, type RedirectOptions } from '../src/receiver/answers.js'
+import { answerDelivery, type RedirectOptions } from '../src/http/answers.js'
 
 /** The parts of Koa's context the adapter reads and writes; Koa 2 and 3 both have them. */
 export interface KoaContext {
@@ -42,4 +42,4 @@ export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<
   return route(receiver, 'redirect', options)
 }
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

@@ -5,7 +5,7 @@
  * @module fpx-collect/web
  */
 import type { DeliveryHandler } from '../src/receiver/receiver.js'
-import { answerDelivery, type RedirectOptions } from '../src/receiver/answers.js'
+import { answerDelivery, type RedirectOptions } from '../src/http/answers.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
 
@@ -72,4 +72,4 @@ export function fpxRedirect(receiver: ReceiverSource, options: RedirectOptions<R
   return route(receiver, 'redirect', options)
 }
 
-export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/receiver/answers.js'
+export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

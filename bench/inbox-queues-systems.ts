@@ -9,7 +9,7 @@ import { Queue, Worker } from 'bullmq'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import PgBoss from 'pg-boss'
-import { rawCommand } from '../src/stores/redis-client.js'
+import { rawCommand } from '../src/stores/redis/client.js'
 import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import type { Core } from './dist.js'
 
@@ -28,7 +28,7 @@ export const CONTENT_TYPE = 'application/x-www-form-urlencoded'
 export interface Setup {
   core: Core
   postgresStore: typeof import('../src/stores/postgres/store.js').postgresStore
-  redisStore: typeof import('../src/stores/redis.js').redisStore
+  redisStore: typeof import('../src/stores/redis/store.js').redisStore
   checksumToken: string
   /** Handlers running at once, in total, for every system. */
   concurrency: number

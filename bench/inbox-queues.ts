@@ -56,7 +56,7 @@ import { median } from './stats.js'
 
 const core = await fromDist<Core>('index')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
-const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
+const { redisStore } = await fromDist<typeof import('../src/stores/redis/store.js')>('redis')
 
 const RESULTS = envInteger('BENCH_RESULTS', 1000, 1)
 const WARMUP = envInteger('BENCH_WARMUP', 200, 0)

@@ -18,7 +18,7 @@
  * Profile: `node --cpu-prof --import tsx bench/receiver.ts` (the measured code is dist/, untransformed).
  */
 import { PerformanceObserver } from 'node:perf_hooks'
-import { detached } from '../src/core/detached.js'
+import { detached } from '../src/contract/detached.js'
 import { type Core, fromDist } from './dist.js'
 import { CallbackPool } from './signed-callbacks.js'
 import { envInteger } from './env.js'

@@ -19,7 +19,7 @@ export function signedCallbacks(count: number, checksumToken: string): Buffer[] 
   for (const name of names) if (typeof template[name] !== 'string') throw new Error(`sample field ${name} is not text`)
   // Ten random digits per run, then a counter: unique within the run and unlikely to meet another run's. Five
   // capitals and ten digits, as long as the service's numbers (ULDYE1656661277): a string's length decides how V8
-  // keeps the slices of it (src/core/detached.ts), so shorter numbers would hide what keeping them costs.
+  // keeps the slices of it (src/contract/detached.ts), so shorter numbers would hide what keeping them costs.
   const base = randomInt(1, 9_000) * 1_000_000
   const bodies: Buffer[] = []
   for (let i = 0; i < count; i++) {

@@ -29,8 +29,8 @@ import { createClient } from 'redis'
 import type { PostgresQueryable } from '../src/stores/postgres/store.js'
 import { preparedStatements } from '../src/stores/postgres/prepared.js'
 import { schemaStatements, tableName } from '../src/stores/postgres/sql.js'
-import { luaScript, type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis-client.js'
-import type { ReceiverStore } from '../src/stores/store.js'
+import { luaScript, type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis/client.js'
+import type { ReceiverStore } from '../src/contract/store.js'
 import { DATABASE_URL, REDIS_URL, redactUrl } from '../test/stores/services.js'
 import { CONNECT_TIMEOUT_MS, ioredis } from './connect-redis.js'
 import { type Core, fromDist } from './dist.js'
@@ -40,7 +40,7 @@ import { median } from './stats.js'
 
 // The stores as built; the floors' raw-command helper (rawCommand) is the same few lines either way.
 const { memoryStore } = await fromDist<Core>('index')
-const { redisStore } = await fromDist<typeof import('../src/stores/redis.js')>('redis')
+const { redisStore } = await fromDist<typeof import('../src/stores/redis/store.js')>('redis')
 const { postgresStore } = await fromDist<typeof import('../src/stores/postgres/store.js')>('postgres')
 
 const OPS = envInteger('BENCH_OPS', 200, 1)

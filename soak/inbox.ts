@@ -5,8 +5,8 @@
  * cut attempt rolls back and runs again once, elsewhere.
  */
 import { postgresStore } from '../src/stores/postgres/store.js'
-import { redisStore } from '../src/stores/redis.js'
-import type { InboxQueue } from '../src/inbox/queue.js'
+import { redisStore } from '../src/stores/redis/store.js'
+import type { InboxQueue } from '../src/contract/inbox-queue.js'
 import { EMULATOR_RETRY_WINDOW_MS, type SoakConfig, type StoreKind } from './config.js'
 import type { RunResources } from './resources.js'
 import type { Fleet, Kill } from './workers.js'

@@ -69,7 +69,7 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
     const batch = exchangeNumbers.slice(start, start + 1000)
     const values = await redis.mget(...batch.map(key))
     batch.forEach((exchangeNumber, i) => {
-      // <handled>:<kind>:<until>:<state>:<owner> (src/stores/redis-payment-key.ts); no key, nothing handled.
+      // <handled>:<kind>:<until>:<state>:<owner> (src/stores/redis/payment-key.ts); no key, nothing handled.
       const [bits = '', kind, until = ''] = (values[i] ?? '0:N:').split(':')
       if (!/^[0-7]$/.test(bits)) throw new Error(`the Redis store kept ${JSON.stringify(values[i])} for ${exchangeNumber}`)
       handled.set(exchangeNumber, PAYMENT_STATES.filter((state) => Number(bits) & STATE_BIT[state]))

@@ -12,7 +12,7 @@ import pg from 'pg'
 import { type ExpressMiddleware, fpxCallback, fpxRedirect } from '../adapters/express.js'
 import { createReceiver, type Logger, type PaymentEvent, type Receiver } from '../src/index.js'
 import { postgresStore } from '../src/stores/postgres/store.js'
-import { redisStore } from '../src/stores/redis.js'
+import { redisStore } from '../src/stores/redis/store.js'
 import { ATTEMPT_HEADER, CALLBACK_PATH, DELIVERY_HEADER, REDIRECT_PATH, TOKEN, type WorkerMessage, type WorkerSettings } from './protocol.js'
 
 const INJECTED = 'soak: injected handler failure, before any effect'

@@ -1,20 +1,16 @@
-export type { RawDelivery } from './core/body.js'
-export { DEFAULT_MAX_BODY_BYTES } from './core/body.js'
-export {
-  type MessageChecksumOptions,
-  messageChecksum,
-  type PaymentRequestChecksumFields,
-  requestChecksum,
-} from './core/checksum.js'
-export type { CredentialOptions, CredentialSet } from './core/credentials.js'
-export type { MatchedCredential } from './core/credential-match.js'
-export type { Diagnosis, DiagnosisAttempt, DiagnosisKind } from './core/diagnosis.js'
-export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/errors.js'
+export type { RawDelivery } from './core/result/body.js'
+export { DEFAULT_MAX_BODY_BYTES } from './core/result/body.js'
+export { type MessageChecksumOptions, messageChecksum } from './core/result/checksum.js'
+export { type PaymentRequestChecksumFields, requestChecksum } from './core/request/request-checksum.js'
+export type { CredentialOptions, CredentialSet } from './core/result/credentials.js'
+export type { MatchedCredential } from './core/result/credential-match.js'
+export type { Diagnosis, DiagnosisAttempt, DiagnosisKind } from './core/result/diagnosis.js'
+export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/result/errors.js'
 export { type Logger, type LoggerOption, silentLogger } from './core/logger.js'
-export { type MemoryStoreOptions, memoryStore } from './stores/memory.js'
-export type { Rendering } from './core/message.js'
+export { type MemoryStoreOptions, memoryStore } from './stores/memory/store.js'
+export type { Rendering } from './core/result/message.js'
 export { classify, type Payment, type PaymentState, toSen } from './core/payment.js'
-export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, paymentResultSchema } from './core/fields.js'
+export { type FieldProblem, PAYMENT_FIELD_RULES, type PaymentResultFields, paymentResultSchema } from './core/result/fields.js'
 export {
   type ConfirmingClient,
   createReceiver,
@@ -46,13 +42,13 @@ export {
   type PaymentUrl,
   type RedirectOptions,
   type RedirectResult,
-} from './receiver/answers.js'
-export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './stores/store.js'
+} from './http/answers.js'
+export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './contract/store.js'
 export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from './inbox/inbox.js'
 export type { BackoffOptions } from './inbox/backoff.js'
-export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './inbox/queue.js'
-export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './stores/timeline.js'
+export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './contract/inbox-queue.js'
+export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './contract/timeline.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { RefusalRecord, RefusalSummary } from './receiver/refusals.js'
 export type { FieldInput } from './core/values.js'
-export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/verify.js'
+export { type VerifiedPayment, verifyDelivery, type VerifyOptions } from './core/result/verify.js'

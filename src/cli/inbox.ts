@@ -3,8 +3,8 @@
  * or the Redis server the receivers use. Opens one connection, never creates tables, never prints the URL's
  * password (or anything else of it but the host) or the messages' checksums.
  */
-import type { InboxItem, InboxQueue, InboxStatus } from '../inbox/queue.js'
-import { INBOX_STATES } from '../inbox/queue.js'
+import type { InboxItem, InboxQueue, InboxStatus } from '../contract/inbox-queue.js'
+import { INBOX_STATES } from '../contract/inbox-queue.js'
 import type { PaymentState } from '../core/payment.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
@@ -88,7 +88,7 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
   if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
     if (table !== undefined) throw new UsageError('--table is for PostgreSQL; Redis takes --prefix')
     const { Redis } = await importOptional('ioredis', () => import('ioredis'), 'reading a Redis inbox', 'inbox')
-    const { redisStore } = await import('../stores/redis.js')
+    const { redisStore } = await import('../stores/redis/store.js')
     const client = new Redis(url.href, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null })
     client.on('error', () => {})
     await client.connect()

@@ -1,5 +1,7 @@
-import { messageChecksum, requestChecksum } from '../core/checksum.js'
-import { encodeForm, signCallback } from '../testing.js'
+import { requestChecksum } from '../core/request/request-checksum.js'
+import { messageChecksum } from '../core/result/checksum.js'
+import { encodeForm } from '../core/result/form-encode.js'
+import { signCallback } from '../core/result/test-signing.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, FIELD_FLAGS, helpRequested, type Io, readFields, TOKEN_FLAG } from './common.js'
 

@@ -1,4 +1,4 @@
-import { samplePaymentFields, signCallback } from '../testing.js'
+import { samplePaymentFields, signCallback } from '../core/result/test-signing.js'
 import type { FieldInput } from '../core/values.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, FIELD_FLAGS, helpRequested, type Io, readFields, TOKEN_FLAG } from './common.js'

@@ -1,6 +1,6 @@
-import type { Diagnosis } from '../core/diagnosis.js'
-import { isReceiverError } from '../core/errors.js'
-import { verifyDelivery } from '../core/verify.js'
+import type { Diagnosis } from '../core/result/diagnosis.js'
+import { isReceiverError } from '../core/result/errors.js'
+import { verifyDelivery } from '../core/result/verify.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, helpRequested, type Io, readText, TOKEN_FLAG } from './common.js'
 

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { readAmount } from '../core/amount.js'
+import { readAmount } from '../core/request/amount.js'
 
 /*
  * The rules for single input fields. The client refuses only what the service refuses (as the emulator models it,

@@ -1,4 +1,4 @@
-import { requestChecksum } from '../core/checksum.js'
+import { requestChecksum } from '../core/request/request-checksum.js'
 import type { ClientContext } from './context.js'
 import { FpxApiError } from './errors.js'
 import { formFields } from './form-fields.js'

@@ -1,5 +1,5 @@
 import { timingSafeEqual } from 'node:crypto'
-import { requestChecksum } from '../core/checksum.js'
+import { requestChecksum } from '../core/request/request-checksum.js'
 import type { CredentialSet, Merchant } from './config.js'
 import { ApiError, type FieldErrors, invalidParameters } from './errors.js'
 import { type Context, type FormBody, type Reply, type Route, readForm } from './http.js'

@@ -1,4 +1,4 @@
-import { encodeForm } from '../testing.js'
+import { encodeForm } from '../core/result/form-encode.js'
 import type { FieldInput } from '../core/values.js'
 import { type Faults, NO_FAULTS } from './faults.js'
 import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'

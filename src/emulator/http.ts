@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
-import { ReceiverError } from '../core/errors.js'
-import { decodeForm } from '../core/form.js'
+import { ReceiverError } from '../core/result/errors.js'
+import { decodeForm } from '../core/result/form.js'
 import { ApiError, type FieldErrors, invalidParameters, unauthorized } from './errors.js'
 import type { EmulatorState, Principal } from './state.js'
 

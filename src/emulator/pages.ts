@@ -1,5 +1,5 @@
 import { escapeHtml } from '../core/html.js'
-import { encodeForm } from '../testing.js'
+import { encodeForm } from '../core/result/form-encode.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank } from './config.js'
 import { bankBrand, monogram, schemePage, steps } from './pages-layout.js'

@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { messageChecksum } from '../core/checksum.js'
+import { messageChecksum } from '../core/result/checksum.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
 import { ApiError } from './errors.js'

@@ -1,4 +1,4 @@
-import { readAmount } from '../core/amount.js'
+import { readAmount } from '../core/request/amount.js'
 import type { CredentialSet, Merchant } from './config.js'
 import { ApiError, type FieldErrors, invalidParameters } from './errors.js'
 import type { EmulatorState } from './state.js'

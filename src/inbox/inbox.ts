@@ -5,14 +5,14 @@
  * (exchange_number, state), never a regression, transactional completion with the PostgreSQL store.
  */
 import { randomUUID } from 'node:crypto'
-import { fieldsFromInput } from '../core/checksum.js'
+import { fieldsFromInput } from '../core/result/checksum.js'
 import type { Logger } from '../core/logger.js'
-import { toMessage } from '../core/message.js'
-import { ShapeCache } from '../core/shape.js'
+import { toMessage } from '../core/result/message.js'
+import { ShapeCache } from '../core/result/shape.js'
 import type { FieldInput } from '../core/values.js'
-import { type VerifiedPayment, validateAndClassify } from '../core/verify.js'
+import { type VerifiedPayment, validateAndClassify } from '../core/result/verify.js'
 import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
-import type { DeliveryResult } from '../receiver/delivery-result.js'
+import type { DeliveryResult } from '../contract/delivery-result.js'
 import {
   errorText,
   type InboxItem,
@@ -22,7 +22,7 @@ import {
   type InboxSource,
   parseFields,
   type TakenEntry,
-} from './queue.js'
+} from '../contract/inbox-queue.js'
 
 export interface InboxOptions {
   /**

@@ -1,10 +1,10 @@
 import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
-import type { MatchedCredential } from '../core/credential-match.js'
-import { ReceiverError } from '../core/errors.js'
+import type { MatchedCredential } from '../core/result/credential-match.js'
+import { ReceiverError } from '../core/result/errors.js'
 import { STATE_RANK } from '../core/payment.js'
-import type { ShapeCache } from '../core/shape.js'
-import { trustedPayment } from '../core/trusted.js'
-import type { VerifiedPayment } from '../core/verify.js'
+import type { ShapeCache } from '../core/result/shape.js'
+import { trustedPayment } from '../core/result/trusted.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
 
 /**
  * What confirmation needs of the API client: `createClient()` from fpx-collect/client fits. Declared here so the

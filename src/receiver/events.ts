@@ -1,9 +1,9 @@
 /** What handlers and callers of the receiver see: deliveries, events and answers (types only). */
-import type { RawDelivery } from '../core/body.js'
-import type { MatchedCredential } from '../core/credential-match.js'
-import type { Diagnosis } from '../core/diagnosis.js'
-import type { ReceiverErrorCode } from '../core/errors.js'
-import type { Rendering } from '../core/message.js'
+import type { RawDelivery } from '../core/result/body.js'
+import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { Diagnosis } from '../core/result/diagnosis.js'
+import type { ReceiverErrorCode } from '../core/result/errors.js'
+import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { HandlerError } from './hooks.js'
 

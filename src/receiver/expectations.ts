@@ -1,6 +1,6 @@
-import { ReceiverError } from '../core/errors.js'
+import { ReceiverError } from '../core/result/errors.js'
 import { toSen, type PaymentState } from '../core/payment.js'
-import type { VerifiedPayment } from '../core/verify.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
 
 /** What the merchant asked for, for one order: the result must agree before any handler runs. */
 export interface ExpectedPayment {

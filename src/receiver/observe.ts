@@ -6,11 +6,11 @@
  * entries themselves.
  */
 import { performance } from 'node:perf_hooks'
-import type { RawDelivery } from '../core/body.js'
+import type { RawDelivery } from '../core/result/body.js'
 import type { Logger } from '../core/logger.js'
-import type { VerifiedPayment } from '../core/verify.js'
-import type { TimelineSource } from '../stores/timeline.js'
-import type { DeliveryResult } from './delivery-result.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
+import type { TimelineSource } from '../contract/timeline.js'
+import type { DeliveryResult } from '../contract/delivery-result.js'
 import type { SpanLike, Telemetry } from './telemetry.js'
 import type { TimelineRecorder } from './timeline.js'
 

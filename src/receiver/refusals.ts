@@ -1,5 +1,5 @@
-import type { DeliveryTrace } from '../stores/delivery-trace.js'
-import { type TimelineEntry, type TimelineQuery, type TimelineSource, timelineKey } from '../stores/timeline.js'
+import type { DeliveryTrace } from '../contract/delivery-trace.js'
+import { type TimelineEntry, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 
 /*
  * Refused deliveries cost O(1) storage. Anyone can send them, under any exchange_number they like, so they are

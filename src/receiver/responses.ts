@@ -2,11 +2,11 @@
  * What the receiver hands out: its answers (ReceiverResponse) and the events its handlers get, as classes whose
  * payment and fields are built only when read.
  */
-import { ReceiverError } from '../core/errors.js'
-import type { MatchedCredential } from '../core/credential-match.js'
-import type { Rendering } from '../core/message.js'
+import { ReceiverError } from '../core/result/errors.js'
+import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
-import type { VerifiedPayment } from '../core/verify.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
 import type { Outcome, PaymentEvent, PaymentEventName, PaymentEventOf, ReceiverResponse, ResultSource } from './events.js'
 
 /**

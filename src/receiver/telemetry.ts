@@ -7,9 +7,9 @@
  * never name a package the merchant may not have installed.
  */
 import type { Logger } from '../core/logger.js'
-import type { VerifiedPayment } from '../core/verify.js'
-import type { TimelineSource } from '../stores/timeline.js'
-import type { DeliveryResult } from './delivery-result.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
+import type { TimelineSource } from '../contract/timeline.js'
+import type { DeliveryResult } from '../contract/delivery-result.js'
 
 type Attributes = Record<string, string | number | boolean>
 

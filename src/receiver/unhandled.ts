@@ -4,10 +4,10 @@
  * is given back instead, and the sender is told to retry (503 no_handler). Redelivery, reconciliation
  * (handleTrusted) and the inbox's retries all reach the handler once there is one.
  */
-import { ReceiverError } from '../core/errors.js'
+import { ReceiverError } from '../core/result/errors.js'
 import type { Logger } from '../core/logger.js'
-import type { VerifiedPayment } from '../core/verify.js'
-import type { LeaseRef, ReceiverStore } from '../stores/store.js'
+import type { VerifiedPayment } from '../core/result/verify.js'
+import type { LeaseRef, ReceiverStore } from '../contract/store.js'
 import type { PaymentEventName, ReceiverResponse } from './events.js'
 import { refused } from './responses.js'
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createReceiver, type PaymentEvent } from '../../src/index.js'
-import { nodeDelivery } from '../../src/receiver/node-delivery.js'
+import { nodeDelivery } from '../../src/http/node-delivery.js'
 import { runCli, startEmulatorCli, TOKEN } from './run.js'
 
 const UID = '11111111-2222-4333-8444-555555555555'

@@ -2,7 +2,7 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FpxApiError, FpxAuthenticationError, FpxValidationError } from '../../src/client/index.js'
-import { requestChecksum } from '../../src/core/checksum.js'
+import { requestChecksum } from '../../src/core/request/request-checksum.js'
 import { demoClient, DEMO, type Emulator, launch, PARTNER, paymentInput } from './helpers.js'
 
 let emulator: Emulator

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { readAmount } from '../../src/core/amount.js'
+import { readAmount } from '../../src/core/request/amount.js'
 
 describe('readAmount', () => {
   it.each([

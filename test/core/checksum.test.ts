@@ -1,7 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import { type FieldInput, messageChecksum, type PaymentRequestChecksumFields, requestChecksum } from '../../src/index.js'
-import { rubyInspectString } from '../../src/core/ruby-inspect.js'
+import { rubyInspectString } from '../../src/core/result/ruby-inspect.js'
 
 const TOKEN = 'ab'.repeat(32)
 

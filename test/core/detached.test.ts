@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { detached } from '../../src/core/detached.js'
+import { detached } from '../../src/contract/detached.js'
 
 describe('detached', () => {
   it('gives back the same characters, whatever they are and however long', () => {

@@ -9,7 +9,7 @@ import {
   toSen,
   verifyDelivery,
 } from '../../src/index.js'
-import { findFieldProblems, findFlatFieldProblems, flatChecks } from '../../src/core/fields.js'
+import { findFieldProblems, findFlatFieldProblems, flatChecks } from '../../src/core/result/fields.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)

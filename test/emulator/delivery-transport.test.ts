@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { messageChecksum } from '../../src/core/checksum.js'
+import { messageChecksum } from '../../src/core/result/checksum.js'
 import { callbackRequestUrl } from '../../src/emulator/delivery.js'
 import type { EmulatorOptions } from '../../src/emulator/index.js'
 import { DEMO, type Emulator, launch } from './harness.js'

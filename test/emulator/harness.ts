@@ -1,4 +1,4 @@
-import { requestChecksum } from '../../src/core/checksum.js'
+import { requestChecksum } from '../../src/core/request/request-checksum.js'
 import { type EmulatorOptions, type RunningEmulator, startEmulator } from '../../src/emulator/index.js'
 
 export const DEMO = {

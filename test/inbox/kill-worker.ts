@@ -7,7 +7,7 @@ import pg from 'pg'
 import { Redis } from 'ioredis'
 import { createReceiver, type ReceiverStore } from '../../src/index.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
-import { redisStore } from '../../src/stores/redis.js'
+import { redisStore } from '../../src/stores/redis/store.js'
 
 interface Settings {
   kind: 'postgres' | 'redis'

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, describe } from 'vitest'
-import { redisStore } from '../../src/stores/redis.js'
+import { redisStore } from '../../src/stores/redis/store.js'
 import { REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { inboxSuite } from './suite.js'
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createReceiver, type PaymentEvent, type PaymentState, type Receiver, type ReceiverStore } from '../../src/index.js'
 import type { InboxOptions } from '../../src/inbox/inbox.js'
-import type { InboxQueue } from '../../src/inbox/queue.js'
+import type { InboxQueue } from '../../src/contract/inbox-queue.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 export const TOKEN = 'ef'.repeat(32)

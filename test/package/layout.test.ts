@@ -3,9 +3,10 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 /**
- * The folders under src/ name the architecture (core, receiver, stores, client, emulator, cli); these checks keep
- * the tree honest: no import cycle between modules (type-only imports included, since a cycle through types is
- * still a cycle in the design), and the core never reaches outwards into the parts built on it.
+ * The folders under src/ name the architecture (README, Architecture); these checks keep the tree honest: no
+ * import cycle between modules (type-only imports included, since a cycle through types is still a cycle in the
+ * design), and every import between folders points down the layers below. Folders on one layer do not import each
+ * other (the three stores, result verification and request signing, the client and the emulator).
  */
 const ROOT = path.resolve(import.meta.dirname, '../..')
 const IMPORT = /^(?:import|export)\s+(?:type\s+)?[^'"]*?from\s+['"](\.[^'"]+)['"]/gms
@@ -21,6 +22,40 @@ function sourceFiles(): string[] {
   }
   for (const top of ['src', 'adapters']) walk(path.join(ROOT, top))
   return files
+}
+
+/** Layers, lowest first. A folder may import its own files and folders on lower layers only. */
+const LAYERS: readonly (readonly string[])[] = [
+  ['src/core'],
+  ['src/core/result', 'src/core/request'],
+  ['src/contract'],
+  ['src/stores/memory', 'src/stores/redis', 'src/stores/postgres'],
+  ['src/inbox'],
+  ['src/receiver'],
+  ['src/http'],
+  ['src/client', 'src/emulator'],
+  ['src/cli'],
+  ['src', 'adapters'],
+]
+
+function layerOf(folder: string): number {
+  const layer = LAYERS.findIndex((folders) => folders.includes(folder))
+  if (layer === -1) throw new Error(`${folder} is on no layer: add it to LAYERS`)
+  return layer
+}
+
+/** Imports between folders that do not point down, as `from-folder -> to-folder (file)`. */
+function upwardImports(graph: Map<string, string[]>): string[] {
+  const found: string[] = []
+  for (const [file, targets] of graph) {
+    const from = path.relative(ROOT, path.dirname(file))
+    for (const target of targets) {
+      const to = path.relative(ROOT, path.dirname(target))
+      if (to === from) continue
+      if (layerOf(to) >= layerOf(from)) found.push(`${from} -> ${to} (${path.relative(ROOT, file)})`)
+    }
+  }
+  return found
 }
 
 function importGraph(): Map<string, string[]> {
@@ -60,7 +95,7 @@ describe('source layout', () => {
 
   it('reads the import graph (a parser that found nothing would pass every check below)', () => {
     const receiver = graph.get(path.join(ROOT, 'src/receiver/receiver.ts'))
-    expect(receiver).toContain(path.join(ROOT, 'src/core/verify.ts'))
+    expect(receiver).toContain(path.join(ROOT, 'src/core/result/verify.ts'))
   })
 
   it('has no import cycles', () => {
@@ -71,6 +106,25 @@ describe('source layout', () => {
     const a = path.join(ROOT, 'a.ts')
     const b = path.join(ROOT, 'b.ts')
     expect(findCycles(new Map([[a, [b]], [b, [a]]]))).toEqual(['a.ts -> b.ts -> a.ts'])
+  })
+
+  it('puts every source folder on a layer', () => {
+    const folders = new Set([...graph.keys()].map((file) => path.relative(ROOT, path.dirname(file))))
+    expect([...folders].filter((folder) => !LAYERS.some((layer) => layer.includes(folder)))).toEqual([])
+  })
+
+  it('has every import between folders point down the layers', () => {
+    expect(upwardImports(graph)).toEqual([])
+  })
+
+  it('finds an import that points up or sideways', () => {
+    const store = path.join(ROOT, 'src/stores/redis/store.ts')
+    const receiver = path.join(ROOT, 'src/receiver/receiver.ts')
+    const memory = path.join(ROOT, 'src/stores/memory/store.ts')
+    expect(upwardImports(new Map([[store, [receiver, memory]]]))).toEqual([
+      'src/stores/redis -> src/receiver (src/stores/redis/store.ts)',
+      'src/stores/redis -> src/stores/memory (src/stores/redis/store.ts)',
+    ])
   })
 
   it('keeps src/core free of imports from the parts built on it', () => {

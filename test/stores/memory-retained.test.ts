@@ -4,7 +4,7 @@ import { runScript } from '../without-package.js'
 /*
  * What the memory store (and its timeline) keeps per payment, measured in a child process with --expose-gc. The
  * numbers are as long as the service's: a kept exchange_number of 13 or more characters cut from the body kept
- * the whole body alive (src/core/detached.ts), 1.3 KB per payment where the record is under 100 bytes.
+ * the whole body alive (src/contract/detached.ts), 1.3 KB per payment where the record is under 100 bytes.
  */
 const SCRIPT = `
   const { createReceiver, memoryStore } = await import('./src/index.ts')

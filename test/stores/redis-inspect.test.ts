@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RedisDurability, redisStore } from '../../src/stores/redis.js'
+import { type RedisDurability, redisStore } from '../../src/stores/redis/store.js'
 import { PrivateRedis } from '../../soak/servers.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 

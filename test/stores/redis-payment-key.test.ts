@@ -3,15 +3,15 @@ import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { currentOfBits, PAYMENT_STATES, STATE_BIT } from '../../src/core/payment.js'
 import type { PaymentState } from '../../src/index.js'
-import { redisStore } from '../../src/stores/redis.js'
-import { luaScript, rawCommand } from '../../src/stores/redis-client.js'
-import { CLAIM } from '../../src/stores/redis-payment-key.js'
-import { isRegression } from '../../src/stores/store.js'
+import { redisStore } from '../../src/stores/redis/store.js'
+import { luaScript, rawCommand } from '../../src/stores/redis/client.js'
+import { CLAIM } from '../../src/stores/redis/payment-key.js'
+import { isRegression } from '../../src/contract/store.js'
 import { storeContract } from './contract.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /*
- * The claim script's twin of the stale rule (isRegression in src/stores/store.ts). The plain `SET … NX GET` decides
+ * The claim script's twin of the stale rule (isRegression in src/contract/store.ts). The plain `SET … NX GET` decides
  * most late deliveries in TypeScript, so a broken rule in the Lua would only show where the script alone decides:
  * on a Redis before 7.0 (every claim is the script), and wherever the key holds a lease, live or expired.
  */

@@ -4,7 +4,7 @@
 import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import type { Statements } from './sql.js'
 import type { Begin, OpenTransaction } from './transactions.js'
-import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../store.js'
+import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../../contract/store.js'
 
 export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
 export type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }

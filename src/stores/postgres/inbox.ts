@@ -2,7 +2,7 @@
  * The PostgreSQL store's inbox (inbox mode): rows in `<table>_inbox`, taken with FOR UPDATE SKIP LOCKED under a
  * lease on the database clock. See inbox-sql.ts for the table.
  */
-import type { Rendering } from '../../core/message.js'
+import type { Rendering } from '../../core/result/message.js'
 import { type PaymentState, STATE_RANK } from '../../core/payment.js'
 import {
   type InboxEntry,
@@ -12,7 +12,7 @@ import {
   type InboxStatus,
   parseFields,
   type TakenEntry,
-} from '../../inbox/queue.js'
+} from '../../contract/inbox-queue.js'
 import { type InboxTable, inboxStatements } from './inbox-sql.js'
 
 type Query = (text: string, params?: unknown[]) => Promise<unknown[]>

@@ -8,7 +8,7 @@ import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
 import { preparedStatements } from './prepared.js'
-import type { InboxQueue } from '../../inbox/queue.js'
+import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { timelineParams, timelineQuery, timelineSchemaStatements, timelineStatements, timelineTable, toEntry } from './timeline.js'
 import {
   isPGlite,
@@ -20,7 +20,7 @@ import {
   type PoolLike,
   type PostgresQueryable,
 } from './transactions.js'
-import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../store.js'
+import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../../contract/store.js'
 
 export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './transactions.js'
 

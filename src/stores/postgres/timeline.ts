@@ -2,7 +2,7 @@
  * The PostgreSQL store's timeline: one row per entry in `<table>_timeline`, found by order_number or
  * exchange_number, deleted by prune() once past retention (counted from when the entry was written).
  */
-import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../timeline.js'
+import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
 
 export interface TimelineTable {
   readonly sql: string

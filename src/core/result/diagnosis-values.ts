@@ -3,7 +3,7 @@ import { type DiagnosisKind, quotedName } from './diagnosis.js'
 import { type Family, nameList, type Subject, type Trial } from './diagnosis-trial.js'
 import { decodeForm } from './form.js'
 import { bodyIsEmpty, queryText } from './unsigned-query.js'
-import type { FieldValue } from './values.js'
+import type { FieldValue } from '../values.js'
 
 /**
  * The diagnosis's families that change values: how a framework or a hand-made sender alters text between the

@@ -1,7 +1,7 @@
 import { ReceiverError } from './errors.js'
 import { signedValueStarts } from './form.js'
 import type { Message } from './message.js'
-import { PENDING_APPROVAL_CODE, type PaymentState } from './payment.js'
+import { PENDING_APPROVAL_CODE, type PaymentState } from '../payment.js'
 
 /*
  * The service signs the values of a result in the order of their names, not the names (spec, Authentication 6).

@@ -1,63 +1,11 @@
-import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
+import { assertChecksumToken } from '../checksum-token.js'
+import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import { type Message, type Rendering, type SignedText, toMessage } from './message.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { ShapeCache } from './shape.js'
-import { type FieldInput, type FieldValue, isNested, toFieldValue } from './values.js'
-
-/** The fields signed when creating a payment (spec, Authentication 5), in their fixed order. */
-export interface PaymentRequestChecksumFields {
-  buyer_email: string
-  buyer_name: string
-  buyer_phone: string
-  callback_url?: string | null
-  order_number: string
-  product_description: string
-  redirect_url?: string | null
-  transaction_amount: string
-  uid: string
-}
-
-const REQUEST_FIELD_ORDER = [
-  'buyer_email',
-  'buyer_name',
-  'buyer_phone',
-  'callback_url',
-  'order_number',
-  'product_description',
-  'redirect_url',
-  'transaction_amount',
-  'uid',
-] as const satisfies ReadonlyArray<keyof PaymentRequestChecksumFields>
-
-const OPTIONAL_REQUEST_FIELDS: ReadonlySet<string> = new Set(['callback_url', 'redirect_url'])
+import { type FieldInput, type FieldValue, isNested, toFieldValue } from '../values.js'
 
 export const CHECKSUM_PATTERN = /^[0-9a-fA-F]{64}$/
-
-function assertToken(checksumToken: unknown): asserts checksumToken is string {
-  // The token's value is never part of the message, not even its length.
-  if (typeof checksumToken !== 'string' || checksumToken === '')
-    throw new TypeError('checksumToken must be a non-empty string (the Checksum Token from the dashboard)')
-}
-
-/** HMAC-SHA256 of `text` (UTF-8) keyed by the Checksum Token's text, as lowercase hex. */
-export function hmacHex(text: string, checksumToken: string): string {
-  return hmacSha256Hex(checksumToken, text)
-}
-
-/** The `checksum` of a payment request: the nine fields in fixed order, absent URLs as empty segments. */
-export function requestChecksum(fields: PaymentRequestChecksumFields, checksumToken: string): string {
-  assertToken(checksumToken)
-  const parts = REQUEST_FIELD_ORDER.map((name) => {
-    const value = fields[name]
-    if (value === undefined || value === null) {
-      if (OPTIONAL_REQUEST_FIELDS.has(name)) return ''
-      throw new TypeError(`requestChecksum: field "${name}" is required`)
-    }
-    if (typeof value !== 'string') throw new TypeError(`requestChecksum: field "${name}" must be text`)
-    return value
-  })
-  return hmacHex(parts.join('|'), checksumToken)
-}
 
 /** Caller-supplied fields (plain objects or Maps, possibly nested) in the receiver's own representation. */
 export function fieldsFromInput(fields: Readonly<Record<string, FieldInput>> | ReadonlyMap<string, FieldInput>): ReceivedFields {
@@ -99,9 +47,9 @@ export function messageChecksum(
   checksumToken: string,
   options: MessageChecksumOptions = {},
 ): string {
-  assertToken(checksumToken)
+  assertChecksumToken(checksumToken)
   const message = toMessage(fieldsFromInput(fields), new ShapeCache(1))
-  return hmacHex(signedText(message, options.rendering ?? 'ruby'), checksumToken)
+  return hmacSha256Hex(checksumToken, signedText(message, options.rendering ?? 'ruby'))
 }
 
 /**

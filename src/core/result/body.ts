@@ -3,7 +3,7 @@ import { ReceiverError } from './errors.js'
 import { decodeForm, type ExpectedNames } from './form.js'
 import { findRepeatedJsonKey } from './json-keys.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
-import { type FieldValue, MAX_NESTING_DEPTH, type NestedFields } from './values.js'
+import { type FieldValue, MAX_NESTING_DEPTH, type NestedFields } from '../values.js'
 
 /** What a delivery carries, as an adapter hands it over: the exact bytes, never a parsed object. */
 export interface RawDelivery {

@@ -1,11 +1,11 @@
 import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credential-match.js'
 import { type DiagnosisAttempt, type DiagnosisKind, quotedName } from './diagnosis.js'
-import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
+import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import { type Message, toMessage } from './message.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { ShapeCache } from './shape.js'
-import type { FieldValue } from './values.js'
+import type { FieldValue } from '../values.js'
 
 /** One family of candidates: it tries them and records one row. */
 export type Family = (trial: Trial, subject: Subject, delivery: RawDelivery) => void

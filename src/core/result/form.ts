@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer'
 import { ReceiverError } from './errors.js'
 import type { ReceivedFields } from './received-fields.js'
-import { HEX_VALUE } from './hex.js'
+import { HEX_VALUE } from '../hex.js'
 
 const PLUS = 43
 const PERCENT = 37

@@ -4,12 +4,12 @@ import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS, quotedName } from './
 import { cleanToken } from './diagnosis-token.js'
 import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'
 import { amountFormat, booleanFormat, nullText, plusAndSpace, valuesTrimmed } from './diagnosis-values.js'
-import { compareCodePoints } from './field-order.js'
+import { compareCodePoints } from '../field-order.js'
 import { PAYMENT_FIELD_RULES } from './fields.js'
 import { decodeForm } from './form.js'
 import type { Message } from './message.js'
 import { bodyIsEmpty, queryText } from './unsigned-query.js'
-import { type FieldValue, isNested, type NestedFields, toFieldValue, toPlain, type FieldInput } from './values.js'
+import { type FieldValue, isNested, type NestedFields, toFieldValue, toPlain, type FieldInput } from '../values.js'
 
 /**
  * The diagnosis of a refused checksum: each family of transformations below is tried in turn, most likely and

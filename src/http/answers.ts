@@ -1,6 +1,6 @@
-import { escapeHtml, htmlPage } from './html.js'
+import { escapeHtml, htmlPage } from './html-page.js'
 import type { Payment, PaymentState } from '../core/payment.js'
-import type { Delivery, DeliveryHandler, ReceiverResponse } from './receiver.js'
+import type { Delivery, DeliveryHandler, ReceiverResponse } from '../receiver/receiver.js'
 
 /** What an adapter sends back: framework-neutral. */
 export interface HttpAnswer {

@@ -1,4 +1,4 @@
-import type { FieldValue } from './values.js'
+import type { FieldValue } from '../values.js'
 
 /**
  * The service's back end signs a nested field (params, shipping_address, billing_address) as the text Ruby's

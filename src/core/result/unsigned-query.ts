@@ -5,7 +5,7 @@ import { decodeForm } from './form.js'
 import { Message, toMessage } from './message.js'
 import type { ReceivedFields } from './received-fields.js'
 import { type Shape, ShapeCache, type SuffixShape } from './shape.js'
-import type { FieldValue } from './values.js'
+import type { FieldValue } from '../values.js'
 
 /**
  * The merchant's own query parameters. A callback_url or redirect_url may carry a query of its own

@@ -1,5 +1,5 @@
-import { luaScript, type RawCommand, replyText } from './redis-client.js'
-import { byTime, entryFromJson, entryToJson, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from './timeline.js'
+import { luaScript, type RawCommand, replyText } from './client.js'
+import { byTime, entryFromJson, entryToJson, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
 
 /*
  * The Redis store's timeline: one list per order_number and one per exchange_number, each entry a JSON string,

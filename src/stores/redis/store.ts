@@ -2,18 +2,18 @@
  * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
  * @module fpx-collect/redis
  */
-import { PAYMENT_STATES, type PaymentState, STATE_BIT } from '../core/payment.js'
-import { luaScript, rawCommand, type RedisClientLike, replyText } from './redis-client.js'
-import { CLAIM, COMPLETE, decidePlainClaim, freshLeaseValue, RELEASE } from './redis-payment-key.js'
-import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './store.js'
-import type { InboxQueue } from '../inbox/queue.js'
-import { redisInbox } from './redis-inbox.js'
-import { redisTimeline } from './redis-timeline.js'
-import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './redis-inspect.js'
-import type { Logger } from '../core/logger.js'
+import { PAYMENT_STATES, type PaymentState, STATE_BIT } from '../../core/payment.js'
+import { luaScript, rawCommand, type RedisClientLike, replyText } from './client.js'
+import { CLAIM, COMPLETE, decidePlainClaim, freshLeaseValue, RELEASE } from './payment-key.js'
+import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../../contract/store.js'
+import type { InboxQueue } from '../../contract/inbox-queue.js'
+import { redisInbox } from './inbox.js'
+import { redisTimeline } from './timeline.js'
+import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
+import type { Logger } from '../../core/logger.js'
 
-export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './redis-client.js'
-export type { RedisDurability } from './redis-inspect.js'
+export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client.js'
+export type { RedisDurability } from './inspect.js'
 
 export interface RedisStoreOptions {
   /** A connected ioredis client, or a connected node-redis v4+ client (`createClient()`; not a cluster). */

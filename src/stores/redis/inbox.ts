@@ -7,10 +7,10 @@
  *   <prefix>{inbox}:dead     sorted set of dead-lettered entries, by when they died
  * An id is `exchange_number:state`. Times are the server's (TIME), so processes with drifting clocks agree.
  */
-import type { Rendering } from '../core/message.js'
-import type { PaymentState } from '../core/payment.js'
-import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxSource, type InboxStatus, parseFields, type TakenEntry } from '../inbox/queue.js'
-import { luaScript, type RawCommand, replyText } from './redis-client.js'
+import type { Rendering } from '../../core/result/message.js'
+import type { PaymentState } from '../../core/payment.js'
+import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxSource, type InboxStatus, parseFields, type TakenEntry } from '../../contract/inbox-queue.js'
+import { luaScript, type RawCommand, replyText } from './client.js'
 
 interface Meta {
   source: InboxSource

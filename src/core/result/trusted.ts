@@ -1,7 +1,7 @@
 import { fieldsFromInput } from './checksum.js'
 import { toMessage } from './message.js'
 import type { ShapeCache } from './shape.js'
-import type { FieldInput } from './values.js'
+import type { FieldInput } from '../values.js'
 import { type VerifiedPayment, validateAndClassify } from './verify.js'
 
 /**

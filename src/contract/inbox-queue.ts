@@ -1,10 +1,10 @@
 /*
  * What a durable store provides for inbox mode: a queue of verified payment results, one entry per
  * (exchange_number, state), taken by workers under a lease, retried with backoff, dead-lettered after too many
- * attempts. The PostgreSQL and Redis stores implement it (src/stores/postgres/inbox.ts, src/stores/redis-inbox.ts);
+ * attempts. The PostgreSQL and Redis stores implement it (src/stores/postgres/inbox.ts, src/stores/redis/inbox.ts);
  * the memory store does not, because an inbox that a restart empties would lose exactly what it promises to keep.
  */
-import type { Rendering } from '../core/message.js'
+import type { Rendering } from '../core/result/message.js'
 import type { PaymentState } from '../core/payment.js'
 
 /** How a result reached the receiver (the receiver's ResultSource, repeated here to keep this module a leaf). */

@@ -1,4 +1,4 @@
-import type { FieldValue } from './values.js'
+import type { FieldValue } from '../values.js'
 
 /**
  * The fields of one delivery in received order, however they arrived.

@@ -2,8 +2,8 @@
  * What a Redis server would forget of the handled states: the Redis store asks once, when it starts working,
  * and warns loudly (as BullMQ does about eviction) when a restart or an eviction would make handlers run again.
  */
-import type { Logger } from '../core/logger.js'
-import type { RawCommand } from './redis-client.js'
+import type { Logger } from '../../core/logger.js'
+import type { RawCommand } from './client.js'
 
 export interface RedisDurability {
   /** Where the settings were read: CONFIG GET, INFO (CONFIG disabled, as on many managed services), or nowhere. */

@@ -1,4 +1,4 @@
-import { byteOrder } from './field-order.js'
+import { byteOrder } from '../field-order.js'
 import type { FieldCheck } from './fields.js'
 import type { ExpectedNames } from './form.js'
 

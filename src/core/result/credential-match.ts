@@ -1,7 +1,7 @@
 import type { CredentialOptions, CredentialSet } from './credentials.js'
 import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
-import { hexDigestsEqual, hmacSha256Hex } from './hmac.js'
+import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import type { Message, Rendering } from './message.js'
 
 /**

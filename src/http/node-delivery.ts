@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import getRawBody from 'raw-body'
-import type { Delivery, DeliveryKind } from './receiver.js'
+import type { Delivery, DeliveryKind } from '../receiver/receiver.js'
 
 /** What a framework kept of a request's body, if anything. */
 export interface KeptBody {

@@ -1,4 +1,4 @@
-import { detached } from '../core/detached.js'
+import { detached } from './detached.js'
 import type { PaymentState } from '../core/payment.js'
 import { offerOwnPath, ownPath } from './own-path.js'
 import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js'

@@ -1,6 +1,6 @@
-import { currentOfBits, type PaymentState, STATE_BIT } from '../core/payment.js'
-import { replyText } from './redis-client.js'
-import { type Claim, isRegression } from './store.js'
+import { currentOfBits, type PaymentState, STATE_BIT } from '../../core/payment.js'
+import { replyText } from './client.js'
+import { type Claim, isRegression } from '../../contract/store.js'
 
 /*
  * One key per exchange_number, `<prefix>{<exchange_number>}:handled`, holds everything the store knows of the
@@ -42,7 +42,7 @@ export function decidePlainClaim(reply: unknown, state: PaymentState): Claim | u
 }
 
 // Shared by the three scripts: the value read apart, a legacy set carried over, and the server's clock.
-// The ranking and the stale rule replicate currentState and isRegression in src/stores/store.ts; keep them in step.
+// The ranking and the stale rule replicate currentState and isRegression in src/contract/store.ts; keep them in step.
 const READ = `
 local BIT = { pending = 1, failed = 2, succeeded = 4 }
 local function has(handled, bit) return math.floor(handled / bit) % 2 == 1 end

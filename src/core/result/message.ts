@@ -1,9 +1,9 @@
 import { ReceiverError } from './errors.js'
-import { byteOrder } from './field-order.js'
+import { byteOrder } from '../field-order.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { rubyInspect } from './ruby-inspect.js'
 import { computeShape, type Shape, type ShapeCache } from './shape.js'
-import { type FieldValue, isNested, MAX_NESTING_DEPTH, type NestedFields } from './values.js'
+import { type FieldValue, isNested, MAX_NESTING_DEPTH, type NestedFields } from '../values.js'
 
 /**
  * How the signed string was built. `plain` is the only one for messages without nested fields; for nested ones

@@ -1,5 +1,5 @@
-import { DeliveryTrace } from './delivery-trace.js'
-import { byTime, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from './timeline.js'
+import { DeliveryTrace } from '../../contract/delivery-trace.js'
+import { byTime, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
 
 /** An entry, or a delivery's entries as one trace (made into entries when read). */
 type Item = TimelineEntry | DeliveryTrace
