@@ -1,0 +1,102 @@
+import type { PaymentState } from '../core/payment.js'
+
+/**
+ * The payment book: payments known from the moment the merchant created them, so that a result can be checked
+ * against what was asked and a payment nothing was heard of is looked up instead of forgotten. Optional for a
+ * store (`ReceiverStore.paymentBook`); without it, results are handled exactly as before and nothing is swept.
+ *
+ * Keyed by order_number, the merchant's own reference: it is known before the service assigns an
+ * exchange_number (a payment form is built before the buyer reaches the service) and the status search takes it.
+ */
+
+/** How the payment was started: a signed form the buyer posts, the API, or a payment session. */
+export type CreationKind = 'form' | 'payment' | 'session'
+
+/** What the merchant attached to a payment at creation: kept as given, returned by find and list. */
+export type AttachedData = Readonly<Record<string, string | number | boolean | null>>
+
+/** A payment as it was asked for. Recording it costs one store write. */
+export interface CreatedPayment {
+  readonly orderNumber: string
+  /** The amount asked, in sen (integer), as the request's transaction_amount. */
+  readonly amountSen: number
+  /** The API UID of the credential set the payment was created with. */
+  readonly uid: string
+  readonly kind: CreationKind
+  readonly createdAt: Date
+  /** The service's exchange_number, when creation returned one (createPayment); null for forms and sessions. */
+  readonly exchangeNumber: string | null
+  readonly attached: AttachedData
+}
+
+/**
+ * - `open`: no final result yet (none at all, or a B2B1 pending 99);
+ * - `succeeded` / `failed`: a final result was handled;
+ * - `abandoned`: the sweeper gave up after the horizon (no result ever, or a 99 that never turned final).
+ */
+export type BookStatus = 'open' | 'succeeded' | 'failed' | 'abandoned'
+
+export interface BookedPayment extends CreatedPayment {
+  readonly status: BookStatus
+  /** The latest state handled for it (pending included), or null before any result. */
+  readonly state: PaymentState | null
+  /** Sweeper lookups so far, the last one's time, and when the next one is due (null once closed). */
+  readonly lookups: number
+  readonly lastLookupAt: Date | null
+  readonly nextLookupAt: Date | null
+}
+
+/** What one sweeper lookup changed: the next due time (backoff), or a close. */
+export interface LookupNote {
+  readonly at: Date
+  readonly nextLookupAt: Date | null
+  /** Set when the lookup closes the payment as abandoned. */
+  readonly abandoned?: boolean
+}
+
+export interface OpenQuery {
+  /** Only payments whose next lookup is due by then (the sweeper's question). Default: every open payment. */
+  readonly dueBy?: Date
+  /** The most to return, oldest created first. Default 100. */
+  readonly limit?: number
+}
+
+export interface OpenSummary {
+  readonly open: number
+  /** Creation time of the oldest open payment, or null when none is open. */
+  readonly oldestCreatedAt: Date | null
+}
+
+export interface PaymentBook {
+  /**
+   * Records a created payment. Create-once: a second record of the same order_number keeps the first (a form
+   * rebuilt for the same order must not reset its age or its lookups) and returns false.
+   */
+  record(payment: CreatedPayment): Promise<boolean>
+  /** The booked payment of an order_number, or undefined when this store never saw it created. */
+  find(orderNumber: string): Promise<BookedPayment | undefined>
+  /**
+   * Marks a handled state: `pending` keeps the payment open, `succeeded`/`failed` close it. A state below the
+   * one booked never moves it back (the same ranks as claims). Unknown order numbers are ignored (false).
+   */
+  settle(orderNumber: string, state: PaymentState): Promise<boolean>
+  /** Records one sweeper lookup of an open payment. Ignored (false) when it is no longer open. */
+  noteLookup(orderNumber: string, note: LookupNote): Promise<boolean>
+  /** Open payments, oldest created first. */
+  listOpen(query?: OpenQuery): Promise<BookedPayment[]>
+  /** Counts for metrics and alerts. */
+  summary(): Promise<OpenSummary>
+}
+
+/**
+ * One sweeper at a time across processes sharing a store. `acquire` hands out a fencing token that grows with
+ * every new holder; a holder whose lease ran out may still be running, so every write it makes through the
+ * book carries no weight beyond what `stillHeld(token)` says just before it.
+ */
+export interface SweepLock {
+  /** Takes the lock for ttlMs, or returns undefined while another holder's lease is live. */
+  acquire(owner: string, ttlMs: number): Promise<{ readonly token: number } | undefined>
+  /** Extends the lease; false when the lock was lost (expired and taken, or released). */
+  renew(owner: string, token: number, ttlMs: number): Promise<boolean>
+  release(owner: string, token: number): Promise<void>
+}
