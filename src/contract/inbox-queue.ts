@@ -5,7 +5,7 @@
  * the memory store does not, because an inbox that a restart empties would lose exactly what it promises to keep.
  */
 import type { Rendering } from '../core/result/message.js'
-import type { PaymentState } from '../core/payment.js'
+import { PAYMENT_STATES, type PaymentState } from '../core/payment.js'
 
 /** How a result reached the receiver (the receiver's ResultSource, repeated here to keep this module a leaf). */
 export type InboxSource = 'callback' | 'redirect' | 'reconcile'
@@ -13,7 +13,8 @@ export type InboxSource = 'callback' | 'redirect' | 'reconcile'
 /** `pending`: waiting for (or in) an attempt; `dead`: gave up after maxAttempts, until an operator retries it. */
 export type InboxStatus = 'pending' | 'dead'
 
-export const INBOX_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
+/** The states an exchange_number can have entries for: every payment state, one entry each. */
+export const INBOX_STATES: readonly PaymentState[] = PAYMENT_STATES
 
 /** A verified result as written to the inbox: every field as received, and the rendering its checksum matched. */
 export interface InboxEntry {

@@ -59,18 +59,10 @@ export type Claim<TTransaction = undefined> =
    */
   | { readonly outcome: 'busy'; readonly retryAfterMs: number; readonly settled?: Promise<void> }
 
-/** The state a record stands at, given the states handled so far: success outranks failure outranks pending. */
-export function currentState(handled: Iterable<PaymentState>): PaymentState | null {
-  let current: PaymentState | null = null
-  for (const state of handled) if (current === null || STATE_RANK[state] > STATE_RANK[current]) current = state
-  return current
-}
-
 /**
  * Whether `incoming` would move a payment backwards from `current`: a pending result after a final one, or a
- * failure after a success. A success after a failure is let through: money arriving must never be ignored.
+ * failure after a success: a lower rank. A success after a failure is let through: money arriving must never be ignored.
  */
 export function isRegression(current: PaymentState | null, incoming: PaymentState): boolean {
-  if (current === null || current === incoming) return false
-  return incoming === 'pending' || (current === 'succeeded' && incoming === 'failed')
+  return current !== null && STATE_RANK[incoming] < STATE_RANK[current]
 }

@@ -4,20 +4,22 @@ import { toPlain } from './values.js'
 /** Where a payment stands. `pending` is a B2B1 payment awaiting corporate approval (fpx_debit_auth_code 99). */
 export type PaymentState = 'pending' | 'succeeded' | 'failed'
 
-/** Success outranks failure outranks pending: the order a payment's states move in, never back. */
+/**
+ * Success outranks failure outranks pending: the order a payment's states move in, never back. With the type above
+ * (the compiler holds the two equal), the one place the states are written: everything below, and the stores' Lua
+ * and SQL forms, derive from it. Ranks count up from 0 without a gap, so a state's rank is its index in PAYMENT_STATES.
+ */
 export const STATE_RANK: Readonly<Record<PaymentState, number>> = { pending: 0, failed: 1, succeeded: 2 }
 
-/** Every state, by rank. */
-export const PAYMENT_STATES: readonly PaymentState[] = ['pending', 'failed', 'succeeded']
+/** Every state, by rank: a state's index is its rank. */
+export const PAYMENT_STATES: readonly PaymentState[] = (Object.keys(STATE_RANK) as PaymentState[]).sort((a, b) => STATE_RANK[a] - STATE_RANK[b])
 
 /** A state's bit where stores keep the states handled as one number: its rank's, so the highest bit set is the latest. */
-export const STATE_BIT: Readonly<Record<PaymentState, number>> = {
-  pending: 1 << STATE_RANK.pending,
-  failed: 1 << STATE_RANK.failed,
-  succeeded: 1 << STATE_RANK.succeeded,
-}
+export const STATE_BIT: Readonly<Record<PaymentState, number>> = Object.fromEntries(
+  PAYMENT_STATES.map((state) => [state, 1 << STATE_RANK[state]]),
+) as Record<PaymentState, number>
 
-/** The state a payment stands at, given its handled states as STATE_BIT bits: as currentState() in stores/store.ts. */
+/** The state a payment stands at, given its handled states as STATE_BIT bits; null when none. */
 export function currentOfBits(handled: number): PaymentState | null {
   return handled === 0 ? null : (PAYMENT_STATES[31 - Math.clz32(handled)] as PaymentState)
 }

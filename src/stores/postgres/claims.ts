@@ -1,10 +1,10 @@
 /*
  * Deciding a claim from the database's answer, and keeping the claims a transactional store holds open.
  */
-import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
+import { currentOfBits, PAYMENT_STATES, type PaymentState, STATE_BIT } from '../../core/payment.js'
 import type { Statements } from './sql.js'
 import type { Begin, OpenTransaction } from './transactions.js'
-import { type Claim, type ClaimRequest, currentState, isRegression, type LeaseRef } from '../../contract/store.js'
+import { type Claim, type ClaimRequest, isRegression, type LeaseRef } from '../../contract/store.js'
 
 export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
 export type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
@@ -24,10 +24,11 @@ interface InspectedRow {
   lease_remaining_ms: number | null
 }
 
-function handledStates(value: unknown): PaymentState[] {
+/** The handled column as STATE_BIT bits, as the other stores keep it. */
+function handledBits(value: unknown): number {
   if (!Array.isArray(value) || !value.every((state) => PAYMENT_STATES.includes(state as PaymentState)))
     throw new Error('the store table holds an unknown payment state')
-  return value as PaymentState[]
+  return (value as PaymentState[]).reduce((bits, state) => bits | STATE_BIT[state], 0)
 }
 
 /** The states that, once handled, keep `incoming` from being claimed: itself, and any it would regress from. */
@@ -50,16 +51,16 @@ export async function decide(
   for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
     const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state)]
     const [claimed] = (await run(sql.claim, params)) as { handled: unknown }[]
-    if (claimed !== undefined) return { outcome: 'claimed', previousState: currentState(handledStates(claimed.handled)) }
+    if (claimed !== undefined) return { outcome: 'claimed', previousState: currentOfBits(handledBits(claimed.handled)) }
     const [row] = (await run(sql.inspect, [exchangeNumber])) as InspectedRow[]
     // Gone, forgotten or freed since the claim looked: try again.
     if (row === undefined || row.forgotten) continue
     if (row.lease_remaining_ms !== null && row.lease_owner !== owner)
       return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(row.lease_remaining_ms)) }
-    const handled = handledStates(row.handled)
-    const current = currentState(handled)
+    const handled = handledBits(row.handled)
+    const current = currentOfBits(handled)
     if (current !== null && isRegression(current, state)) return { outcome: 'stale', currentState: current }
-    if (handled.includes(state)) return { outcome: 'duplicate' }
+    if (handled & STATE_BIT[state]) return { outcome: 'duplicate' }
   }
   // Leases changing hands faster than we can look: let the sender come back shortly.
   return { outcome: 'busy', retryAfterMs: RETRY_SOON_MS }
