@@ -8,9 +8,10 @@
  * An id is `exchange_number:state`. Times are the server's (TIME), so processes with drifting clocks agree.
  */
 import type { Rendering } from '../../core/result/message.js'
-import type { PaymentState } from '../../core/payment.js'
+import { type PaymentState, STATE_RANK } from '../../core/payment.js'
 import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxSource, type InboxStatus, parseFields, type TakenEntry } from '../../contract/inbox-queue.js'
 import { luaScript, type RawCommand, replyText } from './client.js'
+import { luaTable } from './lua-table.js'
 
 interface Meta {
   source: InboxSource
@@ -41,7 +42,7 @@ return 1`
 // The states of one exchange_number run in arrival order (see InboxQueue.take); an entry that must wait is pushed
 // back a second rather than left in front of the others.
 const TAKE = `${NOW}
-local RANK = { pending = 0, failed = 1, succeeded = 2 }
+local RANK = ${luaTable(STATE_RANK)}
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[4], id)

@@ -1,5 +1,6 @@
 import { currentOfBits, type PaymentState, STATE_BIT } from '../../core/payment.js'
 import { replyText } from './client.js'
+import { luaTable } from './lua-table.js'
 import { type Claim, isRegression } from '../../contract/store.js'
 
 /*
@@ -9,7 +10,7 @@ import { type Claim, isRegression } from '../../contract/store.js'
  *
  *   <handled>:<kind>:<until>:<state>:<owner>
  *
- *   handled  the states completed, one digit: pending 1 + failed 2 + succeeded 4 (STATE_BIT, as the scripts' BIT);
+ *   handled  the states completed, one digit: pending 1 + failed 2 + succeeded 4 (STATE_BIT, the scripts' BIT);
  *   kind     L: a lease is held by <state>:<owner>;  D: <state>:<owner> completed last;  N: neither;
  *   until    for a lease on a payment with handled states, when it ends (server time, ms). Empty otherwise: a lease on
  *            a payment with nothing handled is the key's own PX, so a crashed owner's lease disappears by itself.
@@ -42,9 +43,10 @@ export function decidePlainClaim(reply: unknown, state: PaymentState): Claim | u
 }
 
 // Shared by the three scripts: the value read apart, a legacy set carried over, and the server's clock.
-// The ranking and the stale rule replicate currentState and isRegression in src/contract/store.ts; keep them in step.
+// BIT is core's STATE_BIT: a state's bit is its rank's, so the highest bit set is the current state (currentOfBits)
+// and bits compare as ranks do (isRegression).
 const READ = `
-local BIT = { pending = 1, failed = 2, succeeded = 4 }
+local BIT = ${luaTable(STATE_BIT)}
 local function has(handled, bit) return math.floor(handled / bit) % 2 == 1 end
 local function read()
   local raw = redis.pcall('GET', KEYS[1])
@@ -88,11 +90,11 @@ if live(kind, lease_until) and string.sub(held, (string.find(held, ':', 1, true)
   if ttl < 1 then ttl = 1 end
   return { 'busy', ttl }
 end
-local current = false
-if has(handled, 4) then current = 'succeeded' elseif has(handled, 2) then current = 'failed' elseif has(handled, 1) then current = 'pending' end
-if current and current ~= state and (state == 'pending' or (current == 'succeeded' and state == 'failed')) then
-  return { 'stale', current }
+local current, top = false, 0
+for name, bit in pairs(BIT) do
+  if bit > top and has(handled, bit) then current, top = name, bit end
 end
+if current and BIT[state] < top then return { 'stale', current } end
 if has(handled, BIT[state]) then return { 'duplicate' } end
 local value = state .. ':' .. owner
 if handled == 0 then
