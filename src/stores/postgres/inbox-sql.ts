@@ -9,6 +9,8 @@
  *   status            'pending' or 'dead'; attempts counted when taken; next_attempt_at the backoff;
  *   lease_*           the worker running an attempt now, and until when (then another worker takes it over).
  */
+import { STATE_LIST_SQL } from './state-list.js'
+
 /** What inboxTable needs of sql.ts's TableName (structural, so that neither module imports the other's). */
 interface BaseTable {
   readonly sql: string
@@ -32,7 +34,7 @@ export function inboxSchemaStatements(table: InboxTable): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${table.sql} (
   exchange_number text NOT NULL,
-  state text NOT NULL CHECK (state IN ('pending', 'failed', 'succeeded')),
+  state text NOT NULL CHECK (state IN (${STATE_LIST_SQL})),
   rank smallint NOT NULL,
   source text NOT NULL CHECK (source IN ('callback', 'redirect', 'reconcile')),
   order_number text,

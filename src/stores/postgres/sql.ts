@@ -11,6 +11,7 @@
  */
 
 import { inboxSchemaStatements, inboxTable } from './inbox-sql.js'
+import { STATE_LIST_SQL } from './state-list.js'
 import { timelineSchemaStatements, timelineTable } from './timeline.js'
 
 export const DEFAULT_TABLE = 'fpx_collect'
@@ -47,9 +48,9 @@ export function schemaStatements(table: TableName): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${table.sql} (
   exchange_number text PRIMARY KEY,
-  handled text[] NOT NULL DEFAULT '{}' CHECK (handled <@ ARRAY['pending', 'failed', 'succeeded']),
+  handled text[] NOT NULL DEFAULT '{}' CHECK (handled <@ ARRAY[${STATE_LIST_SQL}]),
   lease_owner text,
-  lease_state text CHECK (lease_state IN ('pending', 'failed', 'succeeded')),
+  lease_state text CHECK (lease_state IN (${STATE_LIST_SQL})),
   lease_expires_at timestamptz,
   expires_at timestamptz NOT NULL
 )`,
