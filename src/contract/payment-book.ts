@@ -76,12 +76,17 @@ export interface PaymentBook {
   /** The booked payment of an order_number, or undefined when this store never saw it created. */
   find(orderNumber: string): Promise<BookedPayment | undefined>
   /**
-   * Marks a handled state: `pending` keeps the payment open, `succeeded`/`failed` close it. A state below the
-   * one booked never moves it back (the same ranks as claims). Unknown order numbers are ignored (false).
+   * Marks a handled state of the payment whose exchange_number is `exchangeNumber` (kept when the book had none):
+   * `pending` keeps the payment open, `succeeded`/`failed` close it. A state below the one booked never moves it
+   * back (the same ranks as claims). Unknown order numbers are ignored (false).
    */
-  settle(orderNumber: string, state: PaymentState): Promise<boolean>
-  /** Records one sweeper lookup of an open payment. Ignored (false) when it is no longer open. */
-  noteLookup(orderNumber: string, note: LookupNote): Promise<boolean>
+  settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean>
+  /**
+   * Records one sweeper lookup of an open payment, fenced: ignored (false) when the payment is no longer open, or
+   * when `token` is older than the newest token the book's SweepLock has handed out (a sweeper whose lease ran out
+   * while it worked must not write over its successor's bookkeeping).
+   */
+  noteLookup(orderNumber: string, note: LookupNote, token: number): Promise<boolean>
   /** Open payments, oldest created first. */
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** Counts for metrics and alerts. */
@@ -90,8 +95,9 @@ export interface PaymentBook {
 
 /**
  * One sweeper at a time across processes sharing a store. `acquire` hands out a fencing token that grows with
- * every new holder; a holder whose lease ran out may still be running, so every write it makes through the
- * book carries no weight beyond what `stillHeld(token)` says just before it.
+ * every new holder; a holder whose lease ran out may still be running, so the book's writes on its behalf
+ * (noteLookup) carry the token and are refused once a newer one was handed out. What the sweeper hands to the
+ * receiver needs no fence: claims deduplicate it like any delivery.
  */
 export interface SweepLock {
   /** Takes the lock for ttlMs, or returns undefined while another holder's lease is live. */

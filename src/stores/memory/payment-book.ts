@@ -5,7 +5,10 @@ import type { BookedPayment, CreatedPayment, LookupNote, OpenQuery, OpenSummary,
 export class MemoryPaymentBook implements PaymentBook {
   private readonly payments = new Map<string, BookedPayment>()
 
-  constructor(private readonly maxEntries: number) {}
+  constructor(
+    private readonly maxEntries: number,
+    private readonly lock: MemorySweepLock,
+  ) {}
 
   async record(payment: CreatedPayment): Promise<boolean> {
     if (this.payments.has(payment.orderNumber)) return false
@@ -18,18 +21,24 @@ export class MemoryPaymentBook implements PaymentBook {
     return this.payments.get(orderNumber)
   }
 
-  async settle(orderNumber: string, state: PaymentState): Promise<boolean> {
+  async settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean> {
     const booked = this.payments.get(orderNumber)
     if (booked === undefined) return false
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
     const status = state === 'pending' ? 'open' : state
-    this.payments.set(orderNumber, { ...booked, state, status, nextLookupAt: status === 'open' ? booked.nextLookupAt : null })
+    this.payments.set(orderNumber, {
+      ...booked,
+      exchangeNumber: booked.exchangeNumber ?? exchangeNumber,
+      state,
+      status,
+      nextLookupAt: status === 'open' ? booked.nextLookupAt : null,
+    })
     return true
   }
 
-  async noteLookup(orderNumber: string, note: LookupNote): Promise<boolean> {
+  async noteLookup(orderNumber: string, note: LookupNote, token: number): Promise<boolean> {
     const booked = this.payments.get(orderNumber)
-    if (booked === undefined || booked.status !== 'open') return false
+    if (booked === undefined || booked.status !== 'open' || token < this.lock.newestToken) return false
     this.payments.set(orderNumber, {
       ...booked,
       lookups: booked.lookups + 1,
@@ -81,6 +90,11 @@ export class MemoryPaymentBook implements PaymentBook {
 export class MemorySweepLock implements SweepLock {
   private holder: { owner: string; token: number; expiresAt: number } | undefined
   private lastToken = 0
+
+  /** The fence: the book takes a sweeper's writes only under this token or a newer one. */
+  get newestToken(): number {
+    return this.lastToken
+  }
 
   async acquire(owner: string, ttlMs: number): Promise<{ readonly token: number } | undefined> {
     const now = Date.now()

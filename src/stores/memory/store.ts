@@ -88,8 +88,8 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   // the oldest to the newest and a sweep stops at the first one still kept instead of walking 30 days of payments.
   const entries = new Map<string, number | Lease>()
   const timeline = new MemoryTimeline(retentionMs, maxEntries)
-  const book = new MemoryPaymentBook(maxEntries)
   const sweepLock = new MemorySweepLock()
+  const book = new MemoryPaymentBook(maxEntries, sweepLock)
   let operations = 0
 
   const isLive = (entry: number | Lease, now: number) => typeof entry === 'object' && entry.expiresAt > now
