@@ -1,4 +1,5 @@
 import type { PaymentState } from '../core/payment.js'
+import type { ResultSource } from './delivery-result.js'
 
 /**
  * The per-order timeline: what happened to every delivery (and every inbox attempt) of a payment, kept by the
@@ -31,7 +32,7 @@ export type TimelineEvent =
   | 'dead_lettered'
 
 /** Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox. */
-export type TimelineSource = 'callback' | 'redirect' | 'reconcile' | 'inbox'
+export type TimelineSource = ResultSource | 'inbox'
 
 export interface TimelineEntry {
   readonly at: Date

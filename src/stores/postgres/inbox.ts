@@ -8,11 +8,11 @@ import {
   type InboxEntry,
   type InboxItem,
   type InboxQueue,
-  type InboxSource,
   type InboxStatus,
   parseFields,
   type TakenEntry,
 } from '../../contract/inbox-queue.js'
+import type { ResultSource } from '../../contract/delivery-result.js'
 import { type InboxTable, inboxStatements } from './inbox-sql.js'
 
 type Query = (text: string, params?: unknown[]) => Promise<unknown[]>
@@ -27,7 +27,7 @@ export interface PostgresInboxOptions {
 interface ItemRow {
   exchange_number: string
   state: PaymentState
-  source: InboxSource
+  source: ResultSource
   order_number: string | null
   status: InboxStatus
   attempts: number
@@ -41,7 +41,7 @@ interface ItemRow {
 interface TakenRow {
   exchange_number: string
   state: PaymentState
-  source: InboxSource
+  source: ResultSource
   order_number: string | null
   fields: string
   rendering: Rendering
