@@ -58,18 +58,25 @@ export interface TimelineEntry {
 
 /** Which payment to read: by the merchant's order_number or by the service's exchange_number. */
 export type TimelineQuery = ({ readonly orderNumber: string } | { readonly exchangeNumber: string }) & {
-  /** The most entries to return (the latest ones, oldest first). Default 1000. */
+  /** The most entries to return (the latest ones, oldest first). Default and most: 1000 (MAX_TIMELINE_ENTRIES). */
   readonly limit?: number
 }
 
-export const DEFAULT_TIMELINE_LIMIT = 1000
-/** Entries kept per order_number or exchange_number: a flood of forged deliveries cannot grow one without bound. */
+/**
+ * The timeline's limits, the same in every store: a read returns at most this many entries (the latest), and a
+ * store keeps at least the latest this many of each exchange_number and of each order_number (and at most twice as
+ * many), so that no payment's timeline grows without bound, however many deliveries name it.
+ */
 export const MAX_TIMELINE_ENTRIES = 1000
 
-/** Checks a query and says which key it names. Throws TypeError on anything else. */
+/**
+ * Checks a query and says which key it names, with the most entries to return (its limit, at most
+ * MAX_TIMELINE_ENTRIES). Throws TypeError on anything else. Every store reads through it.
+ */
 export function timelineKey(query: TimelineQuery): { kind: 'order' | 'exchange'; value: string; limit: number } {
-  const limit = query?.limit ?? DEFAULT_TIMELINE_LIMIT
-  if (!(Number.isInteger(limit) && limit > 0)) throw new TypeError('limit must be a positive integer')
+  const given = query?.limit ?? MAX_TIMELINE_ENTRIES
+  if (!(Number.isInteger(given) && given > 0)) throw new TypeError('limit must be a positive integer')
+  const limit = Math.min(given, MAX_TIMELINE_ENTRIES)
   const order = (query as { orderNumber?: unknown } | null)?.orderNumber
   const exchange = (query as { exchangeNumber?: unknown } | null)?.exchangeNumber
   if (typeof order === 'string' && order !== '' && exchange === undefined) return { kind: 'order', value: order, limit }

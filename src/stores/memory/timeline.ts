@@ -80,7 +80,7 @@ export class MemoryTimeline {
       if (item instanceof DeliveryTrace) for (const entry of item.entries()) entries.push(entry)
       else entries.push(item)
     }
-    return byTime(entries.slice(-Math.min(limit, MAX_TIMELINE_ENTRIES)))
+    return byTime(entries.slice(-limit))
   }
 
   private expiryOf(kept: Kept): number {

@@ -11,6 +11,8 @@ import { redisInbox } from './inbox.js'
 import { redisTimeline } from './timeline.js'
 import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
 import type { Logger } from '../../core/logger.js'
+import { once } from '../../contract/once.js'
+import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client.js'
 export type { RedisDurability } from './inspect.js'
@@ -44,12 +46,6 @@ export interface RedisStore extends ReceiverStore {
   inspect(): Promise<RedisDurability>
   /** Inbox mode's queue under `<prefix>{inbox}:`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
-}
-
-const DAY_MS = 24 * 60 * 60 * 1000
-
-function positiveInteger(name: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${name} must be a positive integer`)
 }
 
 function paymentState(value: string | null): PaymentState {
@@ -91,15 +87,15 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const send = rawCommand(options.client)
   const prefix = options.prefix ?? 'fpx-collect:'
   if (typeof prefix !== 'string') throw new TypeError('prefix must be a string')
-  positiveInteger('leaseMs', options.leaseMs)
-  positiveInteger('retentionMs', options.retentionMs)
-  const retentionMs = String(options.retentionMs ?? 30 * DAY_MS)
+  checkPositiveInteger('leaseMs', options.leaseMs)
+  checkPositiveInteger('retentionMs', options.retentionMs)
+  const retentionMs = String(options.retentionMs ?? DEFAULT_RETENTION_MS)
   const claimScript = luaScript(send, CLAIM)
   const completeScript = luaScript(send, COMPLETE)
   const releaseScript = luaScript(send, RELEASE)
   const timeline = redisTimeline(send, prefix, retentionMs)
-  let inspected: Promise<RedisDurability> | undefined
-  const inspect = () => (inspected ??= inspectRedis(send))
+  // Asked once; a server that could not be reached is asked again at the next call.
+  const inspect = once(() => inspectRedis(send))
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
   let checked = options.inspect === false
 
