@@ -4,7 +4,7 @@ import { DEFAULT_MAX_BODY_BYTES, readFields } from '../core/result/body.js'
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
-import { type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
+import { byTime, type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
 import { DeliveryTrace, traceAppender } from '../contract/delivery-trace.js'
 import { RECENT_REFUSALS, RefusalLog } from './refusals.js'
@@ -172,9 +172,36 @@ export class TimelineRecorder {
     const stored = await this.store.readTimeline(query)
     const refused = this.refusals.entriesFor(query)
     if (refused.length === 0) return stored
-    // Both are oldest first; the merge keeps the latest `limit`, as the store's own read does.
-    const merged = [...stored, ...refused].sort((a, b) => a.at.getTime() - b.at.getTime())
-    return merged.slice(-timelineKey(query).limit)
+    // The merge keeps the latest `limit`, as the store's own read does.
+    return this.merged(stored, byTime(refused)).slice(-timelineKey(query).limit)
+  }
+
+  /**
+   * The store's entries and the refusals', both oldest first, in one list. Entries of one millisecond are ordered by
+   * this receiver's attempt sequence when both are its own (a refusal answered in the millisecond the next delivery
+   * arrived comes first); the store's go first otherwise, as the store wrote them.
+   */
+  private merged(stored: readonly TimelineEntry[], refused: readonly TimelineEntry[]): TimelineEntry[] {
+    const merged: TimelineEntry[] = []
+    let i = 0
+    let j = 0
+    while (i < stored.length && j < refused.length) {
+      const [a, b] = [stored[i] as TimelineEntry, refused[j] as TimelineEntry]
+      const gap = a.at.getTime() - b.at.getTime()
+      const later = gap > 0 || (gap === 0 && this.sequence(a) > this.sequence(b))
+      merged.push(later ? b : a)
+      if (later) j++
+      else i++
+    }
+    for (; i < stored.length; i++) merged.push(stored[i] as TimelineEntry)
+    for (; j < refused.length; j++) merged.push(refused[j] as TimelineEntry)
+    return merged
+  }
+
+  /** The attempt sequence of one of this receiver's entries (nextAttemptNumber); -1 for another process's. */
+  private sequence(entry: TimelineEntry): number {
+    const prefix = `${this.tag}-`
+    return entry.attempt.startsWith(prefix) ? Number(entry.attempt.slice(prefix.length)) : -1
   }
 }
 
