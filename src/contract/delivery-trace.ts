@@ -14,16 +14,17 @@ import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js
 export class DeliveryTrace {
   exchangeNumber: string | null
   orderNumber: string | null
-  private readonly verifiedAfter: number
-  private readonly answeredAfter: number
+  /** Milliseconds from receipt to verification (0 for a refused delivery) and to the answer. */
+  readonly verifiedAfter: number
+  readonly answeredAfter: number
 
   constructor(
     exchangeNumber: string | null,
     orderNumber: string | null,
     readonly state: PaymentState | null,
     readonly source: TimelineSource,
-    private readonly attemptTag: string,
-    private readonly attemptNumber: number,
+    readonly attemptTag: string,
+    readonly attemptNumber: number,
     readonly verified: boolean,
     readonly receivedAt: number,
     verifiedAt: number,

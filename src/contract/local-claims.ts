@@ -6,6 +6,9 @@ import type { Claim, ClaimRequest, LeaseRef } from './store.js'
  * API every delivery spent two promises and two trips through the microtask queue on answers that were ready.
  * Such a store offers the claim and complete its promise methods stand in for (see own-path.ts), and the receiver
  * calls them directly while the store's claim and complete are still its own.
+ *
+ * The receiver hands these a claim's exchange_number as a string of its own (detached.ts), and the same string to
+ * the timeline: the store keeps it as the payment's key without copying it, and finds it again by identity.
  */
 const LOCAL_CLAIMS = Symbol('fpx-collect.localClaims')
 const STANDS_FOR = ['claim', 'complete']

@@ -1,9 +1,19 @@
 import type { PaymentState } from '../core/payment.js'
-import type { ResultSource } from './delivery-result.js'
+import { RESULT_SOURCES } from './delivery-result.js'
 
 /**
  * The per-order timeline: what happened to every delivery (and every inbox attempt) of a payment, kept by the
- * store for as long as it keeps handled states, and read by order_number or exchange_number.
+ * store and read by order_number or exchange_number. The receiver writes it after answering, in batches, and
+ * never writes refused deliveries (anyone can send them: receiver/refusals.ts keeps the latest in memory).
+ *
+ * When a store may forget a payment's timeline, the same for every store:
+ * - an entry is kept at least `retentionMs` after it was written (the store's retention of handled states, 30 days
+ *   by default); a store may keep it longer, until the payment itself is forgotten;
+ * - a store with a bound on the payments it keeps (the memory store's maxEntries) may forget a payment's timeline
+ *   earlier, but only together with the payment's handled states, as one: so a store may keep a payment's record and
+ *   its timeline in one entry, and the memory store does;
+ * - at least the latest MAX_TIMELINE_ENTRIES entries of each exchange_number and order_number are kept (older ones
+ *   may go, and beyond twice that of one exchange_number they do), and a read returns at most that many.
  */
 
 /**
@@ -15,24 +25,27 @@ import type { ResultSource } from './delivery-result.js'
  * - `handler_failed`: a handler threw; answered 500 for a redelivery (or retried from the inbox);
  * - `failed`: the store failed, the lease was lost, or something unexpected happened; `code` says which;
  * - `processed`: the handlers ran and the state was recorded;
+ * - `queued`: inbox mode wrote it to the inbox; the handlers run from there;
  * - `dead_lettered`: the inbox gave up retrying after its last attempt.
  */
-export type TimelineEvent =
-  | 'received'
-  | 'refused'
-  | 'verified'
-  | 'duplicate'
-  | 'stale'
-  | 'busy'
-  | 'handler_failed'
-  | 'failed'
-  | 'processed'
-  /** Inbox mode: written to the inbox, the handlers run from there. */
-  | 'queued'
-  | 'dead_lettered'
+export const TIMELINE_EVENTS = [
+  'received',
+  'refused',
+  'verified',
+  'duplicate',
+  'stale',
+  'busy',
+  'handler_failed',
+  'failed',
+  'processed',
+  'queued',
+  'dead_lettered',
+] as const
+export type TimelineEvent = (typeof TIMELINE_EVENTS)[number]
 
 /** Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox. */
-export type TimelineSource = ResultSource | 'inbox'
+export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox'] as const
+export type TimelineSource = (typeof TIMELINE_SOURCES)[number]
 
 export interface TimelineEntry {
   readonly at: Date
@@ -63,9 +76,9 @@ export type TimelineQuery = ({ readonly orderNumber: string } | { readonly excha
 }
 
 /**
- * The timeline's limits, the same in every store: a read returns at most this many entries (the latest), and a
- * store keeps at least the latest this many of each exchange_number and of each order_number (and at most twice as
- * many), so that no payment's timeline grows without bound, however many deliveries name it.
+ * The timeline's limit, the same in every store: a read returns at most this many entries (the latest); a store
+ * keeps at least the latest this many of each exchange_number and of each order_number, and at most twice as many of
+ * each exchange_number, so that no payment's timeline grows without bound, however many deliveries name it.
  */
 export const MAX_TIMELINE_ENTRIES = 1000
 

@@ -5,6 +5,7 @@ import { safeLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory/store.js'
 import type { PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/result/shape.js'
+import { detached } from '../contract/detached.js'
 import { localClaims } from '../contract/local-claims.js'
 import type { ClaimRequest, LeaseRef, ReceiverStore } from '../contract/store.js'
 import { trustedPayment } from '../core/result/trusted.js'
@@ -218,8 +219,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     try {
       // Inside the try: it reads the merchant's store, whose getters may throw.
       const inProcess = localClaims(store)
-      // One object serves as the claim request and as the lease reference for complete/release.
-      const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+      // One object serves as the claim request and as the lease reference for complete/release. A store in this
+      // process keeps the number it is given (contract/local-claims.ts): a string of its own, made once here.
+      const claimed = inProcess === undefined ? exchangeNumber : verified.keepExchangeNumber(detached)
+      const lease: ClaimRequest = { exchangeNumber: claimed, state, owner: ownerPrefix + String(++deliveries), leaseMs }
       const now = Date.now()
       const waitUntil = now + leaseMs
       const askUntil = now + busyWaitMs

@@ -1,0 +1,180 @@
+import { detached } from '../../contract/detached.js'
+import { DeliveryTrace } from '../../contract/delivery-trace.js'
+import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
+import { MAX_TIMELINE_ENTRIES, TIMELINE_EVENTS, TIMELINE_SOURCES, type TimelineEntry } from '../../contract/timeline.js'
+
+/*
+ * One payment's timeline in the memory store, in the payment's own entry (payments.ts) with its record. Kept for the
+ * retention, so kept small: what the GC copies and walks for every payment kept was most of what the timeline cost.
+ * Most payments have one delivery: its entry is one KeptDelivery, the record beside the delivery's times and
+ * outcome. A payment with more (or with entries that are no delivery) keeps a KeptTrail.
+ */
+
+// Times are kept as milliseconds since this module was loaded: small integers for 24 days of uptime, where a
+// timestamp would be a boxed number of its own (a later one is as correct, only boxed).
+const ORIGIN = Date.now()
+
+const STATES: readonly (PaymentState | null)[] = [null, ...PAYMENT_STATES]
+
+/** Each value's place in `list`, the small number a KeptDelivery keeps for it. */
+function coder<T>(list: readonly T[]): (value: T) => number {
+  const codes = new Map(list.map((value, at) => [value, at]))
+  return (value) => {
+    const at = codes.get(value)
+    if (at === undefined) throw new TypeError(`the timeline holds an unknown value ${String(value)}`)
+    return at
+  }
+}
+const stateCode = coder(STATES)
+const sourceCode = coder(TIMELINE_SOURCES)
+const eventCode = coder(TIMELINE_EVENTS)
+
+/**
+ * One delivery's entries (received, verified when it was, the event that ended it), kept as one object and made
+ * into entries when read. State, source, closing event, verified and status are one small integer (`kind`).
+ */
+export class KeptDelivery {
+  constructor(
+    /** The payment's record (payments.ts) while this is the payment's whole timeline; unused inside a trail. */
+    public record: number | undefined,
+    readonly orderNumber: string | null,
+    private readonly receivedAfter: number,
+    private readonly verifiedAfter: number,
+    private readonly answeredAfter: number,
+    private readonly kind: number,
+    private readonly attemptTag: string,
+    private readonly attemptNumber: number,
+    private readonly code: string | null,
+    private readonly message: string | null,
+  ) {}
+
+  /**
+   * What the store keeps of a delivery's trace. The order number becomes a string of its own (contract/detached.ts):
+   * the trace's is a view of the delivery's body. The exchange_number is the payment's key, given back when read.
+   */
+  static of(trace: DeliveryTrace): KeptDelivery {
+    const kind =
+      stateCode(trace.state) |
+      (sourceCode(trace.source) << 2) |
+      (eventCode(trace.closing) << 4) |
+      (trace.verified ? 1 << 8 : 0) |
+      (trace.status << 9)
+    return new KeptDelivery(
+      undefined,
+      trace.orderNumber === null ? null : detached(trace.orderNumber),
+      trace.receivedAt - ORIGIN,
+      trace.verifiedAfter,
+      trace.answeredAfter,
+      kind,
+      trace.attemptTag,
+      trace.attemptNumber,
+      trace.code,
+      trace.message,
+    )
+  }
+
+  /** How many entries it stands for. */
+  get size(): number {
+    return this.kind & (1 << 8) ? 3 : 2
+  }
+
+  get answeredAt(): number {
+    return ORIGIN + this.receivedAfter + this.answeredAfter
+  }
+
+  addEntries(into: TimelineEntry[], exchangeNumber: string | null): void {
+    const receivedAt = ORIGIN + this.receivedAfter
+    const attempt = `${this.attemptTag}-${this.attemptNumber}`
+    const verified = (this.kind & (1 << 8)) !== 0
+    const entry = (at: number, event: TimelineEntry['event'], code: string | null, status: number | null, message: string | null): TimelineEntry => ({
+      at: new Date(at),
+      event,
+      exchangeNumber,
+      orderNumber: this.orderNumber,
+      state: STATES[this.kind & 3] as PaymentState | null,
+      source: TIMELINE_SOURCES[(this.kind >> 2) & 3] as TimelineEntry['source'],
+      attempt,
+      verified,
+      code,
+      status,
+      message,
+    })
+    into.push(entry(receivedAt, 'received', null, null, null))
+    if (verified) into.push(entry(receivedAt + this.verifiedAfter, 'verified', null, null, null))
+    into.push(entry(receivedAt + this.answeredAfter, TIMELINE_EVENTS[(this.kind >> 4) & 15] as TimelineEntry['event'], this.code, this.kind >> 9, this.message))
+  }
+}
+
+/** An entry a custom caller wrote, or one delivery. */
+export type Item = TimelineEntry | KeptDelivery
+
+/** A payment's timeline once it has more than one delivery, or an entry that is no delivery. */
+export class KeptTrail {
+  constructor(
+    /** The payment's record (payments.ts). */
+    public record: number | undefined,
+    readonly items: Item[],
+    /** How many entries the items stand for. */
+    public count: number,
+    public expiresAt: number,
+  ) {}
+}
+
+export type Timeline = KeptDelivery | KeptTrail
+
+const sizeOf = (item: Item): number => (item instanceof KeptDelivery ? item.size : 1)
+
+/** When the timeline may be forgotten: retentionMs after it was last written (a lone delivery: after its answer). */
+export function timelineExpiry(timeline: Timeline, retentionMs: number): number {
+  return timeline instanceof KeptTrail ? timeline.expiresAt : timeline.answeredAt + retentionMs
+}
+
+/** What the store keeps of an item it is given: a delivery's trace compactly, an entry as it is. */
+export const keptItem = (item: TimelineEntry | DeliveryTrace): Item => (item instanceof DeliveryTrace ? KeptDelivery.of(item) : item)
+
+/**
+ * The timeline with given[from, to) added: to `timeline` while it lives (past retention, it starts over). The caller
+ * sets the payment's record on what it returns.
+ */
+export function withItems(
+  timeline: Timeline | undefined,
+  given: readonly (TimelineEntry | DeliveryTrace)[],
+  from: number,
+  to: number,
+  now: number,
+  retentionMs: number,
+): Timeline {
+  const live = timeline !== undefined && timelineExpiry(timeline, retentionMs) > now ? timeline : undefined
+  let first: Item | undefined
+  if (live === undefined && to - from === 1) {
+    first = keptItem(given[from] as TimelineEntry | DeliveryTrace)
+    if (first instanceof KeptDelivery) return first
+  }
+  const trail = live instanceof KeptTrail ? live : new KeptTrail(undefined, live === undefined ? [] : [live], live === undefined ? 0 : live.size, 0)
+  for (let i = from; i < to; i++) {
+    const item = i === from && first !== undefined ? first : keptItem(given[i] as TimelineEntry | DeliveryTrace)
+    trail.items.push(item)
+    trail.count += sizeOf(item)
+  }
+  // Trimmed in halves, not per entry: splicing a full list on every append made a busy payment cost O(n) each
+  // time. At least MAX_TIMELINE_ENTRIES entries stay, which is all a read returns.
+  if (trail.count >= 2 * MAX_TIMELINE_ENTRIES) {
+    let drop = 0
+    while (trail.count - sizeOf(trail.items[drop] as Item) >= MAX_TIMELINE_ENTRIES) trail.count -= sizeOf(trail.items[drop++] as Item)
+    trail.items.splice(0, drop)
+  }
+  trail.expiresAt = now + retentionMs
+  return trail
+}
+
+/**
+ * Adds the timeline's entries to `into`: all of them, or those naming `orderNumber`. Deliveries, kept without
+ * their exchange_number, are given `exchangeNumber`.
+ */
+export function addEntries(timeline: Timeline, exchangeNumber: string | null, into: TimelineEntry[], orderNumber?: string): void {
+  for (const item of timeline instanceof KeptTrail ? timeline.items : [timeline]) {
+    if (orderNumber !== undefined && item.orderNumber !== orderNumber) continue
+    if (item instanceof KeptDelivery) item.addEntries(into, exchangeNumber)
+    else into.push(item)
+  }
+}
