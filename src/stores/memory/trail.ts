@@ -32,105 +32,101 @@ const eventCode = coder(TIMELINE_EVENTS)
 /**
  * One delivery's entries (received, verified when it was, the event that ended it), kept as one object and made
  * into entries when read. State, source, closing event, verified and status are one small integer (`kind`).
+ * A plain object made by one literal (keptDelivery), not a class: V8 then sees that nearly all of them survive and
+ * allocates them where long-lived objects go, instead of copying each through the young generation, which was most
+ * of what keeping the timeline cost a delivery in GC.
  */
-export class KeptDelivery {
-  constructor(
-    /** The payment's record (payments.ts) while this is the payment's whole timeline; unused inside a trail. */
-    public record: number | undefined,
-    readonly orderNumber: string | null,
-    private readonly receivedAfter: number,
-    private readonly verifiedAfter: number,
-    private readonly answeredAfter: number,
-    private readonly kind: number,
-    private readonly attemptTag: string,
-    private readonly attemptNumber: number,
-    private readonly code: string | null,
-    private readonly message: string | null,
-  ) {}
+export interface KeptDelivery {
+  /** The payment's record (payments.ts) while this is the payment's whole timeline; unused inside a trail. */
+  record: number | undefined
+  readonly orderNumber: string | null
+  readonly receivedAfter: number
+  readonly verifiedAfter: number
+  readonly answeredAfter: number
+  readonly kind: number
+  readonly attemptTag: string
+  readonly attemptNumber: number
+  readonly code: string | null
+  readonly message: string | null
+}
 
-  /**
-   * What the store keeps of a delivery's trace. The order number becomes a string of its own (contract/detached.ts):
-   * the trace's is a view of the delivery's body. The exchange_number is the payment's key, given back when read.
-   */
-  static of(trace: DeliveryTrace): KeptDelivery {
-    const kind =
-      stateCode(trace.state) |
-      (sourceCode(trace.source) << 2) |
-      (eventCode(trace.closing) << 4) |
-      (trace.verified ? 1 << 8 : 0) |
-      (trace.status << 9)
-    return new KeptDelivery(
-      undefined,
-      trace.orderNumber === null ? null : detached(trace.orderNumber),
-      trace.receivedAt - ORIGIN,
-      trace.verifiedAfter,
-      trace.answeredAfter,
-      kind,
-      trace.attemptTag,
-      trace.attemptNumber,
-      trace.code,
-      trace.message,
-    )
-  }
+const VERIFIED = 1 << 8
 
-  /** How many entries it stands for. */
-  get size(): number {
-    return this.kind & (1 << 8) ? 3 : 2
+/**
+ * What the store keeps of a delivery's trace. The order number becomes a string of its own (contract/detached.ts):
+ * the trace's is a view of the delivery's body. The exchange_number is the payment's key, given back when read.
+ */
+export function keptDelivery(trace: DeliveryTrace): KeptDelivery {
+  const kind =
+    stateCode(trace.state) | (sourceCode(trace.source) << 2) | (eventCode(trace.closing) << 4) | (trace.verified ? VERIFIED : 0) | (trace.status << 9)
+  return {
+    record: undefined,
+    orderNumber: trace.orderNumber === null ? null : detached(trace.orderNumber),
+    receivedAfter: trace.receivedAt - ORIGIN,
+    verifiedAfter: trace.verifiedAfter,
+    answeredAfter: trace.answeredAfter,
+    kind,
+    attemptTag: trace.attemptTag,
+    attemptNumber: trace.attemptNumber,
+    code: trace.code,
+    message: trace.message,
   }
+}
 
-  get answeredAt(): number {
-    return ORIGIN + this.receivedAfter + this.answeredAfter
-  }
+const answeredAt = (kept: KeptDelivery): number => ORIGIN + kept.receivedAfter + kept.answeredAfter
 
-  addEntries(into: TimelineEntry[], exchangeNumber: string | null): void {
-    const receivedAt = ORIGIN + this.receivedAfter
-    const attempt = `${this.attemptTag}-${this.attemptNumber}`
-    const verified = (this.kind & (1 << 8)) !== 0
-    const entry = (at: number, event: TimelineEntry['event'], code: string | null, status: number | null, message: string | null): TimelineEntry => ({
-      at: new Date(at),
-      event,
-      exchangeNumber,
-      orderNumber: this.orderNumber,
-      state: STATES[this.kind & 3] as PaymentState | null,
-      source: TIMELINE_SOURCES[(this.kind >> 2) & 3] as TimelineEntry['source'],
-      attempt,
-      verified,
-      code,
-      status,
-      message,
-    })
-    into.push(entry(receivedAt, 'received', null, null, null))
-    if (verified) into.push(entry(receivedAt + this.verifiedAfter, 'verified', null, null, null))
-    into.push(entry(receivedAt + this.answeredAfter, TIMELINE_EVENTS[(this.kind >> 4) & 15] as TimelineEntry['event'], this.code, this.kind >> 9, this.message))
-  }
+function addDeliveryEntries(kept: KeptDelivery, into: TimelineEntry[], exchangeNumber: string | null): void {
+  const { kind, orderNumber } = kept
+  const receivedAt = ORIGIN + kept.receivedAfter
+  const attempt = `${kept.attemptTag}-${kept.attemptNumber}`
+  const verified = (kind & VERIFIED) !== 0
+  const entry = (at: number, event: TimelineEntry['event'], code: string | null, status: number | null, message: string | null): TimelineEntry => ({
+    at: new Date(at),
+    event,
+    exchangeNumber,
+    orderNumber,
+    state: STATES[kind & 3] as PaymentState | null,
+    source: TIMELINE_SOURCES[(kind >> 2) & 3] as TimelineEntry['source'],
+    attempt,
+    verified,
+    code,
+    status,
+    message,
+  })
+  into.push(entry(receivedAt, 'received', null, null, null))
+  if (verified) into.push(entry(receivedAt + kept.verifiedAfter, 'verified', null, null, null))
+  into.push(entry(receivedAt + kept.answeredAfter, TIMELINE_EVENTS[(kind >> 4) & 15] as TimelineEntry['event'], kept.code, kind >> 9, kept.message))
 }
 
 /** An entry a custom caller wrote, or one delivery. */
 export type Item = TimelineEntry | KeptDelivery
 
+/** Every entry has an event; a kept delivery has none of its own. */
+const isDelivery = (item: Item): item is KeptDelivery => (item as Partial<TimelineEntry>).event === undefined
+
 /** A payment's timeline once it has more than one delivery, or an entry that is no delivery. */
-export class KeptTrail {
-  constructor(
-    /** The payment's record (payments.ts). */
-    public record: number | undefined,
-    readonly items: Item[],
-    /** How many entries the items stand for. */
-    public count: number,
-    public expiresAt: number,
-  ) {}
+export interface KeptTrail {
+  /** The payment's record (payments.ts). */
+  record: number | undefined
+  readonly items: Item[]
+  /** How many entries the items stand for. */
+  count: number
+  expiresAt: number
 }
 
 export type Timeline = KeptDelivery | KeptTrail
 
-const sizeOf = (item: Item): number => (item instanceof KeptDelivery ? item.size : 1)
+export const isTrail = (timeline: Timeline): timeline is KeptTrail => (timeline as Partial<KeptTrail>).items !== undefined
+
+const sizeOf = (item: Item): number => (isDelivery(item) ? (item.kind & VERIFIED ? 3 : 2) : 1)
 
 /** When the timeline may be forgotten: retentionMs after it was last written (a lone delivery: after its answer). */
 export function timelineExpiry(timeline: Timeline, retentionMs: number): number {
-  return timeline instanceof KeptTrail ? timeline.expiresAt : timeline.answeredAt + retentionMs
+  return isTrail(timeline) ? timeline.expiresAt : answeredAt(timeline) + retentionMs
 }
 
 /** What the store keeps of an item it is given: a delivery's trace compactly, an entry as it is. */
-export const keptItem = (item: TimelineEntry | DeliveryTrace): Item => (item instanceof DeliveryTrace ? KeptDelivery.of(item) : item)
+const keptItem = (item: TimelineEntry | DeliveryTrace): Item => (item instanceof DeliveryTrace ? keptDelivery(item) : item)
 
 /**
  * The timeline with given[from, to) added: to `timeline` while it lives (past retention, it starts over). The caller
@@ -148,9 +144,11 @@ export function withItems(
   let first: Item | undefined
   if (live === undefined && to - from === 1) {
     first = keptItem(given[from] as TimelineEntry | DeliveryTrace)
-    if (first instanceof KeptDelivery) return first
+    if (isDelivery(first)) return first
   }
-  const trail = live instanceof KeptTrail ? live : new KeptTrail(undefined, live === undefined ? [] : [live], live === undefined ? 0 : live.size, 0)
+  let trail: KeptTrail
+  if (live !== undefined && isTrail(live)) trail = live
+  else trail = { record: undefined, items: live === undefined ? [] : [live], count: live === undefined ? 0 : sizeOf(live), expiresAt: 0 }
   for (let i = from; i < to; i++) {
     const item = i === from && first !== undefined ? first : keptItem(given[i] as TimelineEntry | DeliveryTrace)
     trail.items.push(item)
@@ -172,9 +170,9 @@ export function withItems(
  * their exchange_number, are given `exchangeNumber`.
  */
 export function addEntries(timeline: Timeline, exchangeNumber: string | null, into: TimelineEntry[], orderNumber?: string): void {
-  for (const item of timeline instanceof KeptTrail ? timeline.items : [timeline]) {
+  for (const item of isTrail(timeline) ? timeline.items : [timeline]) {
     if (orderNumber !== undefined && item.orderNumber !== orderNumber) continue
-    if (item instanceof KeptDelivery) item.addEntries(into, exchangeNumber)
+    if (isDelivery(item)) addDeliveryEntries(item, into, exchangeNumber)
     else into.push(item)
   }
 }
