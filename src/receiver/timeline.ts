@@ -6,7 +6,7 @@ import type { VerifiedPayment } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { byTime, type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
-import { DeliveryTrace, traceAppender } from '../contract/delivery-trace.js'
+import { DeliveryTrace, type TraceAppender, traceAppender } from '../contract/delivery-trace.js'
 import { RECENT_REFUSALS, RefusalLog } from './refusals.js'
 
 /**
@@ -91,9 +91,12 @@ export class TimelineRecorder {
   private enqueue(item: TimelineEntry | DeliveryTrace | DeliveryRecord): void {
     if (this.full()) this.dropped++
     else this.queue.push(item)
-    if (this.queue.length >= BATCH) void this.flush()
+    // Still after the answer: flush() runs once the delivery's own answer has been returned.
+    if (this.queue.length >= BATCH) queueMicrotask(this.flushNow)
     else this.schedule()
   }
+
+  private readonly flushNow = (): void => void this.flush()
 
   private schedule(): void {
     if (!this.scheduled) {
@@ -115,6 +118,12 @@ export class TimelineRecorder {
     if (this.queue.length === 0) return this.writing
     const batch = this.queue
     this.queue = []
+    // A store in this process takes the batch at once, unless an earlier write is still under way.
+    const local = this.pending === 0 ? traceAppender(this.store) : undefined
+    if (local !== undefined) {
+      this.writeHere(local, batch)
+      return this.writing
+    }
     this.pending += batch.length
     this.writing = this.writing.then(() => this.write(batch))
     return this.writing
@@ -131,33 +140,57 @@ export class TimelineRecorder {
     }
   }
 
-  private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
-    const appendTraces = traceAppender(this.store)
+  /** The batch as the store takes it: traces whole for a store that keeps them (`traces`), their entries otherwise. */
+  private itemsOf(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[], traces: boolean): { items: (TimelineEntry | DeliveryTrace)[]; entries: number } {
     const items: (TimelineEntry | DeliveryTrace)[] = []
     let entries = 0
-    try {
-      for (const item of batch) {
-        let trace: DeliveryTrace | undefined
-        if (item instanceof DeliveryTrace) trace = item
-        else if ('response' in item) trace = deliveryTrace(item, this.tag, this.maxBodyBytes)
-        else {
-          items.push(item)
-          entries++
-          continue
-        }
-        if (trace === undefined) continue
-        entries += trace.size
-        // A store that keeps traces gets them whole; any other gets their entries.
-        if (appendTraces !== undefined) items.push(trace)
-        else for (const entry of trace.entries()) items.push(entry)
+    for (const item of batch) {
+      let trace: DeliveryTrace | undefined
+      if (item instanceof DeliveryTrace) trace = item
+      else if ('response' in item) trace = deliveryTrace(item, this.tag, this.maxBodyBytes)
+      else {
+        items.push(item)
+        entries++
+        continue
       }
-      if (items.length > 0)
-        await (appendTraces !== undefined ? appendTraces(items) : this.store.appendTimeline?.(items as TimelineEntry[]))
+      if (trace === undefined) continue
+      entries += trace.size
+      if (traces) items.push(trace)
+      else for (const entry of trace.entries()) items.push(entry)
+    }
+    return { items, entries }
+  }
+
+  private writeHere(append: TraceAppender, batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): void {
+    let entries = 0
+    try {
+      const made = this.itemsOf(batch, true)
+      entries = made.entries
+      if (made.items.length > 0) append(made.items)
     } catch (error) {
-      this.logger.error({ err: error, entries }, `the store failed to record ${entries} timeline entries; they are lost`)
+      this.failed(error, entries)
+    }
+  }
+
+  private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
+    const appendTraces = traceAppender(this.store)
+    let entries = 0
+    try {
+      const { items, entries: count } = this.itemsOf(batch, appendTraces !== undefined)
+      entries = count
+      if (items.length > 0) {
+        if (appendTraces !== undefined) appendTraces(items)
+        else await this.store.appendTimeline?.(items as TimelineEntry[])
+      }
+    } catch (error) {
+      this.failed(error, entries)
     } finally {
       this.pending -= batch.length
     }
+  }
+
+  private failed(error: unknown, entries: number): void {
+    this.logger.error({ err: error, entries }, `the store failed to record ${entries} timeline entries; they are lost`)
   }
 
   /** Reads one payment's timeline, after writing what this process still has queued. */

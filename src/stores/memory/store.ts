@@ -142,5 +142,5 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     sweepLock: () => sweepLock,
   }
   // The receiver's own writes: deliveries as traces, their entries made only when read.
-  return offerLocalClaims(acceptTraces(store, async (items) => timeline.append(items)), local)
+  return offerLocalClaims(acceptTraces(store, (items) => timeline.append(items)), local)
 }
