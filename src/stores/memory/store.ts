@@ -14,7 +14,7 @@ export interface MemoryStoreOptions {
   /** How long handled states are remembered. Default 30 days: the service's redelivery window is not stated. */
   retentionMs?: number
   /**
-   * At most this many payments are remembered (default 1,000,000: about 110 MB of heap, 420 MB with the receiver's timeline). Past it, the payments
+   * At most this many payments are remembered (default 1,000,000: about 110 MB of heap, 300 MB with the receiver's timeline). Past it, the payments
    * touched longest ago are forgotten first, whatever their retention, so that memory stays bounded; a payment
    * whose claim is in flight is never forgotten. A redelivery of a forgotten payment runs its handlers again:
    * keep the cap above the payments you receive within the service's redelivery window, or use a shared store.
