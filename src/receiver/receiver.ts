@@ -219,10 +219,11 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     try {
       // Inside the try: it reads the merchant's store, whose getters may throw.
       const inProcess = localClaims(store)
-      // One object serves as the claim request and as the lease reference for complete/release. A store in this
-      // process keeps the number it is given (contract/local-claims.ts): a string of its own, made once here.
-      const claimed = inProcess === undefined ? exchangeNumber : verified.keepExchangeNumber(detached)
-      const lease: ClaimRequest = { exchangeNumber: claimed, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+      // One object serves as the claim request and as the lease reference for complete/release.
+      const lease: { exchangeNumber: string } & ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+      // A store in this process keeps the number as a string of its own, made here only when it takes the claim
+      // (contract/local-claims.ts); the completion and the timeline then hand it that very string.
+      const keep = inProcess === undefined ? undefined : () => (lease.exchangeNumber = verified.keepExchangeNumber(detached))
       const now = Date.now()
       const waitUntil = now + leaseMs
       const askUntil = now + busyWaitMs
@@ -232,7 +233,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       for (;;) {
         let claim
         try {
-          claim = inProcess !== undefined ? inProcess.claim(lease) : await store.claim(lease)
+          claim = inProcess !== undefined ? inProcess.claim(lease, keep as () => string) : await store.claim(lease)
         } catch (error) {
           logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
           const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)

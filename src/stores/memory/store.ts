@@ -56,10 +56,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   }
 
   /**
-   * A claim of `request`, whose exchange_number the store keeps as `ownKey()` of it: the number itself when the
-   * receiver made it a string of its own (local-claims.ts), otherwise a copy (contract/detached.ts).
+   * A claim of `request`; when it is taken, the store keeps the exchange_number as `own()`, a string of its own (the
+   * receiver's, local-claims.ts, or a copy, contract/detached.ts).
    */
-  function claim(request: ClaimRequest, ownKey: (key: string) => string): Claim {
+  function claim(request: ClaimRequest, own: () => string): Claim {
     const now = Date.now()
     if (++operations % SWEEP_EVERY === 0) payments.sweep(now)
     const key = request.exchangeNumber
@@ -87,13 +87,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
     if (found instanceof Lease) found.settle?.()
     // The key its completion or release re-inserts (an existing key stays the map's own until then).
-    const own = ownKey(key)
-    entries.set(own, new Lease(own, request.owner, request.state, now + request.leaseMs, now, record, found !== undefined, kept))
+    const ownKey = own()
+    entries.set(ownKey, new Lease(ownKey, request.owner, request.state, now + request.leaseMs, now, record, found !== undefined, kept))
     return { outcome: 'claimed', previousState: current }
   }
 
   const local: LocalClaims = {
-    claim: (request) => claim(request, (key) => key),
+    claim: (request, own) => claim(request, own),
 
     complete(ref: LeaseRef): boolean {
       const lease = heldBy(ref)
@@ -120,7 +120,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   }
 
   const store: ReceiverStore = {
-    claim: async (request) => claim(request, detached),
+    claim: async (request) => claim(request, () => detached(request.exchangeNumber)),
     complete: async (lease) => local.complete(lease),
 
     async release(ref: LeaseRef): Promise<boolean> {
