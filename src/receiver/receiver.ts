@@ -224,9 +224,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       // A store in this process keeps the number as a string of its own, made here only when it takes the claim
       // (contract/local-claims.ts); the completion and the timeline then hand it that very string.
       const keep = inProcess === undefined ? undefined : () => (lease.exchangeNumber = verified.keepExchangeNumber(detached))
-      const now = Date.now()
-      const waitUntil = now + leaseMs
-      const askUntil = now + busyWaitMs
+      // How long a busy payment is waited for, counted from its first busy answer: most claims never see one.
+      let waitUntil = 0
+      let askUntil = 0
       let pauseMs = 10
       let previousState: PaymentState | null
       let transaction: TTransaction | undefined
@@ -250,7 +250,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
           transaction = claim.transaction
           break
         }
-        const remaining = waitUntil - Date.now()
+        const now = Date.now()
+        if (waitUntil === 0) [waitUntil, askUntil] = [now + leaseMs, now + busyWaitMs]
+        const remaining = waitUntil - now
         // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
         // when they run in this process, otherwise let the sender retry.
         // A store that tells when its lease settles (the memory store does) needs no waiting of ours.
