@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { createReceiver, memoryStore, type TimelineEntry } from '../../src/index.js'
 import { DeliveryTrace } from '../../src/contract/delivery-trace.js'
-import { MAX_TIMELINE_ENTRIES } from '../../src/contract/timeline.js'
-import { isTrail, withItems } from '../../src/stores/memory/trail.js'
+import { MAX_TIMELINE_ENTRIES, TIMELINE_EVENTS, TIMELINE_SOURCES } from '../../src/contract/timeline.js'
+import { PAYMENT_STATES } from '../../src/core/payment.js'
+import { addEntries, isTrail, withItems } from '../../src/stores/memory/trail.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -26,6 +27,19 @@ describe('the memory store’s timeline of one payment', () => {
     // Three entries per delivery: 6,000 written, never more than twice the limit kept, never fewer than the limit.
     expect(Math.max(...sizes)).toBeLessThan(2 * MAX_TIMELINE_ENTRIES)
     expect(Math.min(...sizes.slice(MAX_TIMELINE_ENTRIES))).toBeGreaterThanOrEqual(MAX_TIMELINE_ENTRIES)
+  })
+
+  it('gives back every source, state, closing event and status it packs, as the trace has them', () => {
+    const now = Date.now()
+    for (const source of TIMELINE_SOURCES)
+      for (const state of [null, ...PAYMENT_STATES])
+        for (const closing of TIMELINE_EVENTS)
+          for (const [verified, status] of [[true, 200], [false, 401], [true, 503], [true, 999]] as const) {
+            const delivered = new DeliveryTrace('EX1', 'ORD1', state, source, 'tag', 7, verified, now, now + 1, now + 2, closing, 'some_code', status, 'why')
+            const read: TimelineEntry[] = []
+            addEntries(withItems(undefined, [delivered], 0, 1, now, DAY_MS), 'EX1', read)
+            expect(read).toEqual(delivered.entries())
+          }
   })
 
   it('starts a payment’s timeline over once it is past retention', () => {

@@ -16,18 +16,42 @@ const ORIGIN = Date.now()
 
 const STATES: readonly (PaymentState | null)[] = [null, ...PAYMENT_STATES]
 
-/** Each value's place in `list`, the small number a KeptDelivery keeps for it. */
-function coder<T>(list: readonly T[]): (value: T) => number {
-  const codes = new Map(list.map((value, at) => [value, at]))
-  return (value) => {
-    const at = codes.get(value)
+/**
+ * One of the values a KeptDelivery packs into its `kind`: the value's place in `list`, in as many bits as the list
+ * needs, from bit `shift` on; `end` is where the next one starts. Sized from the lists, so a new event or source
+ * widens the field instead of spilling into the next.
+ */
+class Packed<T> {
+  readonly end: number
+  private readonly mask: number
+  private readonly codes: Map<T, number>
+
+  constructor(
+    private readonly list: readonly T[],
+    private readonly shift: number,
+  ) {
+    const bits = Math.max(1, Math.ceil(Math.log2(list.length)))
+    this.mask = (1 << bits) - 1
+    this.end = shift + bits
+    this.codes = new Map(list.map((value, at) => [value, at]))
+  }
+
+  pack(value: T): number {
+    const at = this.codes.get(value)
     if (at === undefined) throw new TypeError(`the timeline holds an unknown value ${String(value)}`)
-    return at
+    return at << this.shift
+  }
+
+  unpack(kind: number): T {
+    return this.list[(kind >> this.shift) & this.mask] as T
   }
 }
-const stateCode = coder(STATES)
-const sourceCode = coder(TIMELINE_SOURCES)
-const eventCode = coder(TIMELINE_EVENTS)
+const STATE = new Packed(STATES, 0)
+const SOURCE = new Packed(TIMELINE_SOURCES, STATE.end)
+const EVENT = new Packed(TIMELINE_EVENTS, SOURCE.end)
+const VERIFIED = 1 << EVENT.end
+/** The HTTP status answered, in the bits above: a small integer still (three digits, below 1024). */
+const STATUS_SHIFT = EVENT.end + 1
 
 /**
  * One delivery's entries (received, verified when it was, the event that ended it), kept as one object and made
@@ -50,15 +74,13 @@ export interface KeptDelivery {
   readonly message: string | null
 }
 
-const VERIFIED = 1 << 8
-
 /**
  * What the store keeps of a delivery's trace. The order number becomes a string of its own (contract/detached.ts):
  * the trace's is a view of the delivery's body. The exchange_number is the payment's key, given back when read.
  */
 export function keptDelivery(trace: DeliveryTrace): KeptDelivery {
   const kind =
-    stateCode(trace.state) | (sourceCode(trace.source) << 2) | (eventCode(trace.closing) << 4) | (trace.verified ? VERIFIED : 0) | (trace.status << 9)
+    STATE.pack(trace.state) | SOURCE.pack(trace.source) | EVENT.pack(trace.closing) | (trace.verified ? VERIFIED : 0) | (trace.status << STATUS_SHIFT)
   return {
     record: undefined,
     orderNumber: trace.orderNumber === null ? null : detached(trace.orderNumber),
@@ -85,8 +107,8 @@ function addDeliveryEntries(kept: KeptDelivery, into: TimelineEntry[], exchangeN
     event,
     exchangeNumber,
     orderNumber,
-    state: STATES[kind & 3] as PaymentState | null,
-    source: TIMELINE_SOURCES[(kind >> 2) & 3] as TimelineEntry['source'],
+    state: STATE.unpack(kind),
+    source: SOURCE.unpack(kind),
     attempt,
     verified,
     code,
@@ -95,7 +117,7 @@ function addDeliveryEntries(kept: KeptDelivery, into: TimelineEntry[], exchangeN
   })
   into.push(entry(receivedAt, 'received', null, null, null))
   if (verified) into.push(entry(receivedAt + kept.verifiedAfter, 'verified', null, null, null))
-  into.push(entry(receivedAt + kept.answeredAfter, TIMELINE_EVENTS[(kind >> 4) & 15] as TimelineEntry['event'], kept.code, kind >> 9, kept.message))
+  into.push(entry(receivedAt + kept.answeredAfter, EVENT.unpack(kind), kept.code, kind >> STATUS_SHIFT, kept.message))
 }
 
 /** An entry a custom caller wrote, or one delivery. */
