@@ -307,3 +307,47 @@ describe('params keys other than referenceN / referenceN_label', () => {
     })
   })
 })
+
+describe('control characters in params values (no evidence either way: docs/emulator.md)', () => {
+  const note = 'Leave at the gate\nafter 6 pm\tthanks'
+  const form = () => paymentForm({ 'params[reference1_label]': 'Delivery note', 'params[reference1]': note })
+  const message =
+    'params[reference1] holds a control character; kept and signed as sent, but a browser posting the redirect sends a lone CR or LF as CR LF, ' +
+    'so that redirect will not verify (the callback will)'
+
+  it('are kept and signed as sent, with a warning; the callback verifies', async () => {
+    const exchangeNumber = await created(lenient, form())
+    expect((await describePayment(lenient, exchangeNumber)).warnings).toEqual([message])
+    expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
+    const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
+    expect(result.params).toEqual({ reference1_label: 'Delivery note', reference1: note })
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+    receiver.onAny(() => {})
+    const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
+    expect(answer.status).toBe(200)
+  })
+
+  it('are taken by payment sessions too, with a warning', async () => {
+    const response = await lenient.postForm('/apis/payments', { transaction_amount: '10.00', 'params[reference1]': 'a\rb' })
+    expect(response.status).toBe(200)
+    const { data } = (await response.json()) as { data: Record<string, unknown> }
+    expect(data.other_params).toEqual({ reference1: 'a\rb' })
+    const { warnings } = (await (await lenient.control('/warnings')).json()) as { warnings: { message: string }[] }
+    expect(warnings.at(-1)?.message).toMatch(/^params\[reference1\] holds a control character; .* \(payment session [A-Z]{5}\d{10}\)$/)
+  })
+
+  it('strict mode refuses them with 422, naming each', async () => {
+    expect(await refusal(await create(strict, paymentForm({ 'params[reference1]': 'a\nb', 'params[reference2]': 'a\u0000b', 'params[reference3]': 'one line' })))).toMatchObject({
+      status: 422,
+      fields: { 'params[reference1]': 'must be one line of text without control characters', 'params[reference2]': 'must be one line of text without control characters' },
+    })
+  })
+
+  it('address values keep the one-line rule in both modes', async () => {
+    for (const emulator of [lenient, strict])
+      expect(await refusal(await create(emulator, paymentForm({ 'billing_address[line1]': 'a\nb' })))).toMatchObject({
+        status: 422,
+        fields: { 'billing_address[line1]': 'must be one line of text without control characters' },
+      })
+  })
+})

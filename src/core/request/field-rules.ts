@@ -132,14 +132,19 @@ export interface ParamsReading {
 }
 
 /**
- * params (spec: "Object of up to 18 pairs referenceN_label / referenceN (N = 1..18)"). Values are one line of at
- * most 255 characters. Lenient keeps other keys with a note: a public Laravel library's README sends
- * `params[selected_item]` (docs/emulator.md); strict refuses them.
+ * params (spec: "Object of up to 18 pairs referenceN_label / referenceN (N = 1..18)"). Values are at most 255
+ * characters in both readings. Lenient keeps, with a note:
+ * - other keys: a public Laravel library's README sends `params[selected_item]` (docs/emulator.md);
+ * - control characters: no evidence either way. The values come back signed in the result, and the browser that
+ *   posts the redirect sends a lone CR or LF as CR LF, so such a redirect no longer verifies (the callback does):
+ *   worth a warning, not a refusal of a payment the service may well take (docs/emulator.md).
+ * Strict refuses both.
  */
 export function readParams(entries: Iterable<readonly [string, string]>, reading: Reading): ParamsReading {
   const problems: Record<string, string> = {}
   const notes: string[] = []
   const undocumented: string[] = []
+  const multiline: string[] = []
   for (const [key, value] of entries) {
     if (!isDocumentedParamsKey(key)) {
       if (reading === 'strict') {
@@ -149,13 +154,20 @@ export function readParams(entries: Iterable<readonly [string, string]>, reading
       undocumented.push(key)
     }
     const problem = nestedValue(value)
-    if (problem !== undefined) problems[key] = problem
+    if (problem === NOT_ONE_LINE && reading === 'lenient') multiline.push(`params[${key}]`)
+    else if (problem !== undefined) problems[key] = problem
   }
-  const plural = undocumented.length !== 1
-  if (undocumented.length > 0)
+  if (undocumented.length > 0) {
+    const one = undocumented.length === 1
     notes.push(
-      `params key${plural ? 's' : ''} ${undocumented.map((key) => JSON.stringify(key)).join(', ')} ${plural ? 'are' : 'is'} not ` +
+      `params key${one ? '' : 's'} ${undocumented.map((key) => JSON.stringify(key)).join(', ')} ${one ? 'is' : 'are'} not ` +
         "reference1..reference18 or their _label (the spec's); kept and sent back as given",
+    )
+  }
+  if (multiline.length > 0)
+    notes.push(
+      `${multiline.join(', ')} ${multiline.length === 1 ? 'holds a control character' : 'hold control characters'}; kept and signed as sent, ` +
+        'but a browser posting the redirect sends a lone CR or LF as CR LF, so that redirect will not verify (the callback will)',
     )
   return { problems, notes }
 }
