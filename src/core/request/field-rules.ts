@@ -117,6 +117,8 @@ const nestedValue: Rule = lineOf(255)
 export const addressValue: Rule = nestedValue
 
 const PARAMS_KEY = /^reference(\d{1,2})(_label)?$/
+/** A key a form field name `params[key]` can carry. */
+const FORM_KEY = /^[^[\]]+$/
 
 /** `referenceN` / `referenceN_label`, N from 1 to 18, as the spec documents them (`reference01` reads as 1). */
 export function isDocumentedParamsKey(key: string): boolean {
@@ -132,8 +134,8 @@ export interface ParamsReading {
 }
 
 /**
- * params (spec: "Object of up to 18 pairs referenceN_label / referenceN (N = 1..18)"). Values are at most 255
- * characters in both readings. Lenient keeps, with a note:
+ * params (spec: "Object of up to 18 pairs referenceN_label / referenceN (N = 1..18)"). Keys must fit in a form
+ * field name; values are at most 255 characters in both readings. Lenient keeps, with a note:
  * - other keys: a public Laravel library's README sends `params[selected_item]` (docs/emulator.md);
  * - control characters: no evidence either way. The values come back signed in the result, and the browser that
  *   posts the redirect sends a lone CR or LF as CR LF, so such a redirect no longer verifies (the callback does):
@@ -147,6 +149,10 @@ export function readParams(entries: Iterable<readonly [string, string]>, reading
   const multiline: string[] = []
   for (const [key, value] of entries) {
     if (!isDocumentedParamsKey(key)) {
+      if (!FORM_KEY.test(key)) {
+        problems[key] = 'must be a key a form can send as params[key]: not empty, without [ or ]'
+        continue
+      }
       if (reading === 'strict') {
         problems[key] = 'params keys are reference1..reference18 and their _label'
         continue
