@@ -41,6 +41,23 @@ async function describePayment(emulator: Emulator, exchangeNumber: string): Prom
   return (await (await emulator.control(`/payments/${exchangeNumber}`)).json()) as Record<string, unknown>
 }
 
+/**
+ * Creates a payment the lenient emulator keeps with `message` as its one warning (logged too), approves it, and
+ * checks that the receiver verifies the callback carrying it. Returns the result's params.
+ */
+async function keptWithWarning(fields: Record<string, string>, message: string): Promise<unknown> {
+  const exchangeNumber = await created(lenient, fields)
+  expect((await describePayment(lenient, exchangeNumber)).warnings).toEqual([message])
+  expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
+  const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
+  const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+  // A state no handler listens to is answered 503 no_handler: this one checks verification.
+  receiver.onAny(() => {})
+  const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
+  expect(answer.status).toBe(200)
+  return result.params
+}
+
 describe('transaction_amount without two fraction digits', () => {
   it.each([
     ['200', '200.00'],
@@ -272,18 +289,7 @@ describe('params keys other than referenceN / referenceN_label', () => {
   const message = 'params keys "selected_item", "reference19" are not reference1..reference18 or their _label (the spec\'s); kept and sent back as given'
 
   it('are kept, signed and sent back in the result, with a warning', async () => {
-    const exchangeNumber = await created(lenient, form())
-    const payment = await describePayment(lenient, exchangeNumber)
-    expect(payment.warnings).toEqual([message])
-    expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
-    const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
-    expect(result.params).toEqual({ selected_item: 'Blue mug', reference1_label: 'Table', reference1: '12', reference19: 'x' })
-    // The receiver verifies the result that carries them.
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
-    // A state no handler listens to is answered 503 no_handler: this one checks verification.
-    receiver.onAny(() => {})
-    const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
-    expect(answer.status).toBe(200)
+    expect(await keptWithWarning(form(), message)).toEqual({ selected_item: 'Blue mug', reference1_label: 'Table', reference1: '12', reference19: 'x' })
   })
 
   it('are also taken by payment sessions, with a warning', async () => {
@@ -316,15 +322,7 @@ describe('control characters in params values (no evidence either way: docs/emul
     'so that redirect will not verify (the callback will)'
 
   it('are kept and signed as sent, with a warning; the callback verifies', async () => {
-    const exchangeNumber = await created(lenient, form())
-    expect((await describePayment(lenient, exchangeNumber)).warnings).toEqual([message])
-    expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
-    const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
-    expect(result.params).toEqual({ reference1_label: 'Delivery note', reference1: note })
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
-    receiver.onAny(() => {})
-    const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
-    expect(answer.status).toBe(200)
+    expect(await keptWithWarning(form(), message)).toEqual({ reference1_label: 'Delivery note', reference1: note })
   })
 
   it('are taken by payment sessions too, with a warning', async () => {
