@@ -1,5 +1,5 @@
 import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
 import { STATE_RANK } from '../core/payment.js'
 import type { ShapeCache } from '../core/result/shape.js'

@@ -1,6 +1,6 @@
 /** What handlers and callers of the receiver see: deliveries, events and answers (types only). */
 import type { RawDelivery } from '../core/result/body.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import type { Diagnosis } from '../core/result/diagnosis.js'
 import type { ReceiverErrorCode } from '../core/result/errors.js'
 import type { Rendering } from '../core/result/message.js'

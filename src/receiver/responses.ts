@@ -3,7 +3,7 @@
  * payment and fields are built only when read.
  */
 import { ReceiverError } from '../core/result/errors.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { VerifiedPayment } from '../core/result/verify.js'

@@ -1,5 +1,5 @@
 import type { RawDelivery } from './body.js'
-import type { CandidateKey } from './credential-match.js'
+import type { CandidateKey } from './credentials.js'
 import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS, quotedName } from './diagnosis.js'
 import { cleanToken } from './diagnosis-token.js'
 import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'

@@ -1,5 +1,5 @@
 import type { RawDelivery } from './body.js'
-import type { CandidateKey } from './credential-match.js'
+import type { CandidateKey } from './credentials.js'
 import { type DiagnosisAttempt, type DiagnosisKind, quotedName } from './diagnosis.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import { type Message, toMessage } from './message.js'

@@ -1,5 +1,5 @@
 import type { RawDelivery } from './body.js'
-import { type CandidateKey, type CredentialIndex, type MatchedCredential, matchKeys, noSetMatched } from './credential-match.js'
+import { type CandidateKey, type MatchedCredential, matchKeys, unknownUid } from './credentials.js'
 import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import type { Message, Rendering } from './message.js'
@@ -24,9 +24,10 @@ export interface Mismatch {
   readonly message: Message
   readonly checksum: string
   readonly uid: string | undefined
-  /** The token the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
-  readonly token: string | undefined
-  readonly sets: CredentialIndex | undefined
+  /** The key the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
+  readonly key: CandidateKey | undefined
+  /** Every configured set, tried when the uid chose none. */
+  readonly fallback: readonly CandidateKey[] | undefined
   /** Called only when nothing matched, for the refusal's diagnosis (undefined when the verifier makes none). */
   readonly diagnose: () => Diagnosis | undefined
 }
@@ -40,12 +41,12 @@ export function mismatchError(diagnosis?: Diagnosis): ReceiverError {
 }
 
 export function recoverMismatch(mismatch: Mismatch): Recovered {
-  const { delivery, message, checksum, uid, token, sets, diagnose } = mismatch
+  const { delivery, message, checksum, uid, key, fallback, diagnose } = mismatch
   let keys: readonly CandidateKey[]
-  if (token !== undefined) {
-    keys = [{ token, credential: sets?.chosen(uid) }]
+  if (key !== undefined) {
+    keys = [key]
   } else {
-    keys = sets?.fallback ?? []
+    keys = fallback ?? []
     const whole = matchKeys(message, checksum, keys)
     if (whole !== undefined) return { message, ...whole, unsignedPrefix: undefined }
   }
@@ -58,7 +59,7 @@ export function recoverMismatch(mismatch: Mismatch): Recovered {
     }
   }
   const diagnosis = diagnose()
-  if (token === undefined) throw noSetMatched(uid, keys.length, diagnosis)
+  if (key === undefined) throw unknownUid(uid, { tokens: keys.length, diagnosis })
   if (tried === 0) throw mismatchError(diagnosis)
   throw new ReceiverError(
     'checksum_mismatch',

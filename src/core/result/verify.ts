@@ -1,8 +1,7 @@
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchSignedText } from './checksum.js'
 import { checkConsistency } from './consistency.js'
-import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
-import { type CredentialOptions, tokenLookup } from './credentials.js'
+import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type MatchedCredential } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
@@ -113,8 +112,7 @@ export class VerifiedPayment {
  * logged beyond its field names before its checksum matched.
  */
 export class Verifier {
-  private readonly lookup
-  private readonly sets: CredentialIndex | undefined
+  private readonly credentials: Credentials
   private readonly shapes = new ShapeCache()
   readonly maxBodyBytes: number
   readonly bodyTimeoutMs: number
@@ -125,9 +123,8 @@ export class Verifier {
     options: VerifyOptions,
     private readonly unpinned: UnpinnedResults = 'accept',
   ) {
-    this.lookup = tokenLookup(options)
+    this.credentials = credentials(options)
     this.diagnoses = new DiagnosisBudget(options.diagnosisPerSecond ?? DEFAULT_DIAGNOSES_PER_SECOND)
-    this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
     this.logger = safeLogger(options.logger)
@@ -167,43 +164,29 @@ export class Verifier {
     if (!CHECKSUM_PATTERN.test(checksum))
       throw new ReceiverError('checksum_malformed', 'the checksum field is not 64 hexadecimal characters')
     const uid = message.text('uid')
-    let found: string | Promise<string> | undefined
-    try {
-      found = this.lookup(uid)
-    } catch (error) {
-      found = this.tolerated(error)
-    }
-    if (typeof found === 'object')
-      return found.then(
-        (token) => this.authenticate(raw, message, checksum, uid, token),
-        (error: unknown) => this.authenticate(raw, message, checksum, uid, this.tolerated(error)),
-      )
-    return this.authenticate(raw, message, checksum, uid, found)
+    // Undefined when the uid names none of several sets: authenticate then tries each set's token.
+    const key = this.credentials.keyFor(uid)
+    if (key instanceof Promise) return key.then((resolved) => this.authenticate(raw, message, checksum, uid, resolved))
+    return this.authenticate(raw, message, checksum, uid, key)
   }
 
-  /** Several sets and a uid that names none: every set's token is tried (in authenticate) before unknown_uid. */
-  private tolerated(error: unknown): undefined {
-    if (this.sets?.fallback === undefined || !(error instanceof ReceiverError && error.code === 'unknown_uid')) throw error
-    return undefined
-  }
-
-  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    const matched = token === undefined ? undefined : matchSignedText(message, checksum, token)
-    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
+  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, key: CandidateKey | undefined): VerifiedPayment {
+    const matched = key === undefined ? undefined : matchSignedText(message, checksum, key.token)
+    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, key)
     const { rendering } = matched
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
     const verified = signedPayment(message, matched.data, rendering, this.unpinned)
-    if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
+    verified.credential = key?.credential
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
   }
 
   /** Off the ordinary path: another credential set, or the merchant's own query parameters before the fields. */
-  private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, uid, token)
-    if (token !== undefined && !raw.query) throw mismatchError(diagnose())
-    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, token, sets: this.sets, diagnose })
+  private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, key: CandidateKey | undefined): VerifiedPayment {
+    const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, key)
+    if (key !== undefined && !raw.query) throw mismatchError(diagnose())
+    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, key, fallback: this.credentials.fallback, diagnose })
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
@@ -218,12 +201,12 @@ export class Verifier {
    * Why nothing matched, once every ordinary candidate failed: rationed to diagnosisPerSecond, so a flood of
    * forgeries costs at most that many diagnoses a second beyond the refusals themselves.
    */
-  private diagnose(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): Diagnosis | undefined {
+  private diagnose(raw: RawDelivery, message: Message, checksum: string, key: CandidateKey | undefined): Diagnosis | undefined {
     if (!this.diagnoses.enabled) return undefined
     if (!this.diagnoses.take()) return this.diagnoses.skipped
-    const all = this.sets?.fallback ?? []
-    const keys = token === undefined ? all : [{ token, credential: this.sets?.chosen(uid) }]
-    const others = token === undefined ? [] : all.filter((key) => key.token !== token)
+    const all = this.credentials.fallback ?? []
+    const keys = key === undefined ? all : [key]
+    const others = key === undefined ? [] : all.filter((other) => other.token !== key.token)
     try {
       return diagnoseMismatch({ delivery: raw, message, checksum, keys, others })
     } catch (error) {
