@@ -20,6 +20,18 @@ export interface BookUnderTest {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const MINUTE = 60_000
 
+/** A payment as the client would record it: a fresh order_number, created now, unless `overrides` say otherwise. */
+export const createdPayment = (overrides: Partial<CreatedPayment> = {}): CreatedPayment => ({
+  orderNumber: `ORD-${randomUUID()}`,
+  amountSen: 10_020,
+  uid: 'c6b5f1c4-0000-4000-8000-000000000001',
+  kind: 'form',
+  createdAt: new Date(),
+  exchangeNumber: null,
+  attached: { cart: 'C-1', items: 3, gift: false, note: null, 'a key with spaces': 'ünïcode ✓' },
+  ...overrides,
+})
+
 export function paymentBookContract(subject: BookUnderTest): void {
   describe(`${subject.name}: payment book and sweep lock`, () => {
     const closers: (() => Promise<void>)[] = []
@@ -39,16 +51,7 @@ export function paymentBookContract(subject: BookUnderTest): void {
     }
 
     const t0 = Date.now() - 60 * MINUTE
-    const created = (overrides: Partial<CreatedPayment> = {}): CreatedPayment => ({
-      orderNumber: `ORD-${randomUUID()}`,
-      amountSen: 10_020,
-      uid: 'c6b5f1c4-0000-4000-8000-000000000001',
-      kind: 'form',
-      createdAt: new Date(t0),
-      exchangeNumber: null,
-      attached: { cart: 'C-1', items: 3, gift: false, note: null, 'a key with spaces': 'ünïcode ✓' },
-      ...overrides,
-    })
+    const created = (overrides: Partial<CreatedPayment> = {}) => createdPayment({ createdAt: new Date(t0), ...overrides })
     const asRecorded = (payment: CreatedPayment): BookedPayment => ({
       ...payment,
       status: 'open',
@@ -86,7 +89,9 @@ export function paymentBookContract(subject: BookUnderTest): void {
       })
 
       it('records exactly one of many concurrent records of one order, from several connections', async () => {
-        const { space } = await open()
+        const { space, book } = await open()
+        // The tables made first: the race under test is this one, not the schema's.
+        await book.summary()
         const connections = await Promise.all([0, 1, 2, 3].map(() => open(space)))
         const orderNumber = `ORD-${randomUUID()}`
         const attempts = Array.from({ length: 20 }, (_, i) => created({ orderNumber, amountSen: 100 + i }))
@@ -340,7 +345,9 @@ export function paymentBookContract(subject: BookUnderTest): void {
       })
 
       it('gives the lock to exactly one of many concurrent acquirers across connections, and tokens never repeat', async () => {
-        const { space } = await open()
+        const { space, book } = await open()
+        // The tables made first: the race under test is this one, not the schema's.
+        await book.summary()
         const connections = await Promise.all([0, 1, 2, 3].map(() => open(space)))
         const tokens: number[] = []
         for (let round = 0; round < 3; round++) {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redisStore } from '../../src/stores/redis/store.js'
-import type { CreatedPayment } from '../../src/contract/payment-book.js'
+import { createdPayment } from './payment-book-contract.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /* What only the Redis book does: its keys and their expiry, one command per write, the walk through a backlog. */
@@ -11,15 +11,7 @@ const available = await serviceAvailable('Redis', REDIS_URL)
 const RUN_PREFIX = `fpx-test:${randomUUID()}:`
 const DAY_MS = 24 * 60 * 60 * 1000
 
-const payment = (orderNumber: string, createdAt: number): CreatedPayment => ({
-  orderNumber,
-  amountSen: 100,
-  uid: 'uid',
-  kind: 'form',
-  createdAt: new Date(createdAt),
-  exchangeNumber: null,
-  attached: {},
-})
+const payment = (orderNumber: string, createdAt: number) => createdPayment({ orderNumber, createdAt: new Date(createdAt) })
 
 describe.skipIf(!available)('Redis payment book', () => {
   let client: Redis
