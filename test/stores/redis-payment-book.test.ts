@@ -77,6 +77,16 @@ describe.skipIf(!available)('Redis payment book', () => {
     }
   })
 
+  it('drops from its indexes an open payment whose hash is gone, once a listing meets it', async () => {
+    const { prefix, book } = counted('gone')
+    await book.record(payment('A', 1_000))
+    await book.record(payment('B', 2_000))
+    await client.del(`${prefix}{book}:payment:A`)
+    expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual([])
+    expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual(['B'])
+    expect(await book.summary()).toEqual({ open: 1, oldestCreatedAt: new Date(2_000) })
+  })
+
   it('lists the oldest due payments through a backlog longer than one walk, skipping those not yet due', async () => {
     const { book, lock } = counted('backlog')
     const { token } = (await lock.acquire('sweeper', 30_000))!

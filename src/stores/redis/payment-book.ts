@@ -116,6 +116,14 @@ while #out < limit do
 end
 return out`
 
+// KEYS payment, open, due. ARGV order_number. An open payment whose hash is gone (evicted, deleted by hand) leaves
+// the indexes, where it would count as open and take a place in every listing for good.
+const FORGET_GONE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1`
+
 // KEYS open. Returns { count, oldest creation time or false }.
 const SUMMARY = `
 local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
@@ -188,6 +196,7 @@ export function redisPaymentBook(send: RawCommand, prefix: string, retentionMs: 
     settle: luaScript(send, SETTLE),
     noteLookup: luaScript(send, NOTE_LOOKUP),
     openIds: luaScript(send, OPEN_IDS),
+    forgetGone: luaScript(send, FORGET_GONE),
     summary: luaScript(send, SUMMARY),
     acquire: luaScript(send, ACQUIRE),
     renew: luaScript(send, RENEW),
@@ -222,6 +231,8 @@ export function redisPaymentBook(send: RawCommand, prefix: string, retentionMs: 
       const ids = texts(await scripts.openIds([open, due], [dueBy === null ? '' : String(dueBy), String(limit)])) as string[]
       // Read after the ids were chosen: one that closed in between is left out.
       const found = await Promise.all(ids.map(find))
+      const gone = ids.filter((_, i) => found[i] === undefined)
+      await Promise.all(gone.map((orderNumber) => scripts.forgetGone([paymentKey(orderNumber), open, due], [orderNumber])))
       return found.filter((payment): payment is BookedPayment => payment?.status === 'open')
     },
 
