@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { ReceiverStore } from '../../src/index.js'
 import type { BookedPayment, CreatedPayment, PaymentBook } from '../../src/contract/payment-book.js'
+import { createdPayment, MINUTE, type OpenSpace, sleep } from './payment-book-fixtures.js'
+import { sweepLockContract } from './sweep-lock-contract.js'
 
 /**
  * The payment book and the sweep lock every built-in store keeps (src/contract/payment-book.ts). Each test works
@@ -17,21 +19,6 @@ export interface BookUnderTest {
   cleanup(): Promise<void>
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const MINUTE = 60_000
-
-/** A payment as the client would record it: a fresh order_number, created now, unless `overrides` say otherwise. */
-export const createdPayment = (overrides: Partial<CreatedPayment> = {}): CreatedPayment => ({
-  orderNumber: `ORD-${randomUUID()}`,
-  amountSen: 10_020,
-  uid: 'c6b5f1c4-0000-4000-8000-000000000001',
-  kind: 'form',
-  createdAt: new Date(),
-  exchangeNumber: null,
-  attached: { cart: 'C-1', items: 3, gift: false, note: null, 'a key with spaces': 'ünïcode ✓' },
-  ...overrides,
-})
-
 export function paymentBookContract(subject: BookUnderTest): void {
   describe(`${subject.name}: payment book and sweep lock`, () => {
     const closers: (() => Promise<void>)[] = []
@@ -40,8 +27,7 @@ export function paymentBookContract(subject: BookUnderTest): void {
       await subject.cleanup()
     })
 
-    /** A store on a space of its own, or on `space` when given (another process on the same book). */
-    async function open(space = randomUUID().replace(/-/g, '').slice(0, 16), options?: { retentionMs?: number }) {
+    const open: OpenSpace = async (space = randomUUID().replace(/-/g, '').slice(0, 16), options) => {
       const { store, close } = await subject.open(space, options)
       closers.push(close)
       const book = store.paymentBook?.()
@@ -285,82 +271,7 @@ export function paymentBookContract(subject: BookUnderTest): void {
       })
     })
 
-    describe('sweep lock', () => {
-      it('has one holder at a time; a release lets the next one in with a bigger token', async () => {
-        const { lock } = await open()
-        const first = await lock.acquire('a', MINUTE)
-        expect(first?.token).toBeGreaterThan(0)
-        expect(await lock.acquire('b', MINUTE)).toBeUndefined()
-        // Only the holder, with its token, releases.
-        await lock.release('b', first!.token)
-        await lock.release('a', first!.token + 1)
-        expect(await lock.acquire('b', MINUTE)).toBeUndefined()
-        await lock.release('a', first!.token)
-        const second = await lock.acquire('b', MINUTE)
-        expect(second?.token).toBeGreaterThan(first!.token)
-      })
-
-      it('renews only the holder’s lease, which then outlasts its first ttl', async () => {
-        const { lock } = await open()
-        const held = (await lock.acquire('a', 1000))!
-        expect(await lock.renew('b', held.token, MINUTE)).toBe(false)
-        expect(await lock.renew('a', held.token + 1, MINUTE)).toBe(false)
-        expect(await lock.renew('a', held.token, MINUTE)).toBe(true)
-        await sleep(1200)
-        expect(await lock.acquire('b', MINUTE)).toBeUndefined()
-        expect(await lock.renew('a', held.token, MINUTE)).toBe(true)
-      })
-
-      it('lets an expired lease be taken over with a bigger token, and fences the old holder out', async () => {
-        const { book, lock } = await open()
-        const payment = created()
-        await recordAll(book, [payment])
-        const old = (await lock.acquire('a', 100))!
-        expect(await book.noteLookup(payment.orderNumber, { at: new Date(t0 + MINUTE), nextLookupAt: new Date(t0 + 2 * MINUTE) }, old.token)).toBe(true)
-        await sleep(250)
-        const next = (await lock.acquire('b', MINUTE))!
-        expect(next.token).toBeGreaterThan(old.token)
-        // The old holder, still running: its lease is gone, and so is its say over the book.
-        expect(await lock.renew('a', old.token, MINUTE)).toBe(false)
-        const late = { at: new Date(t0 + 3 * MINUTE), nextLookupAt: new Date(t0 + 4 * MINUTE) }
-        expect(await book.noteLookup(payment.orderNumber, late, old.token)).toBe(false)
-        expect(await book.noteLookup(payment.orderNumber, { ...late, abandoned: true }, old.token)).toBe(false)
-        expect(await book.find(payment.orderNumber)).toMatchObject({ status: 'open', lookups: 1, nextLookupAt: new Date(t0 + 2 * MINUTE) })
-        await lock.release('a', old.token)
-        expect(await lock.acquire('c', MINUTE)).toBeUndefined()
-        expect(await book.noteLookup(payment.orderNumber, late, next.token)).toBe(true)
-        expect(await book.find(payment.orderNumber)).toMatchObject({ lookups: 2, nextLookupAt: late.nextLookupAt })
-      })
-
-      it('fences a holder out as soon as a newer token was handed out, even after the newer one released', async () => {
-        const { book, lock } = await open()
-        const payment = created()
-        await recordAll(book, [payment])
-        const old = (await lock.acquire('a', MINUTE))!
-        await lock.release('a', old.token)
-        const next = (await lock.acquire('b', MINUTE))!
-        await lock.release('b', next.token)
-        expect(await book.noteLookup(payment.orderNumber, { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
-        expect(await book.noteLookup(payment.orderNumber, { at: new Date(), nextLookupAt: new Date() }, next.token)).toBe(true)
-      })
-
-      it('gives the lock to exactly one of many concurrent acquirers across connections, and tokens never repeat', async () => {
-        const { space, book } = await open()
-        // The tables made first: the race under test is this one, not the schema's.
-        await book.summary()
-        const connections = await Promise.all([0, 1, 2, 3].map(() => open(space)))
-        const tokens: number[] = []
-        for (let round = 0; round < 3; round++) {
-          const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => connections[i % 4]!.lock.acquire(`owner-${round}-${i}`, MINUTE)))
-          const winners = answers.flatMap((answer, i) => (answer === undefined ? [] : [{ token: answer.token, owner: `owner-${round}-${i}` }]))
-          expect(winners).toHaveLength(1)
-          tokens.push(winners[0]!.token)
-          await connections[round]!.lock.release(winners[0]!.owner, winners[0]!.token)
-        }
-        expect(tokens).toEqual([...tokens].sort((a, b) => a - b))
-        expect(new Set(tokens).size).toBe(3)
-      })
-    })
+    sweepLockContract(open)
 
     describe('retention', () => {
       it('forgets closed payments after the retention, as if never recorded, and keeps open ones', async () => {

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { tableName } from '../../src/stores/postgres/sql.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { bookStatements, bookTable } from '../../src/stores/postgres/payment-book-sql.js'
-import { createdPayment } from './payment-book-contract.js'
+import { createdPayment } from './payment-book-fixtures.js'
 import { dropStoreTables, rows, sleep, testPools, uniqueTable } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redisStore } from '../../src/stores/redis/store.js'
-import { createdPayment } from './payment-book-contract.js'
+import { createdPayment } from './payment-book-fixtures.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /* What only the Redis book does: its keys and their expiry, one command per write, the walk through a backlog. */
