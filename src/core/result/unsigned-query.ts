@@ -39,8 +39,11 @@ function isServiceFieldName(name: string): boolean {
 }
 
 function decodeName(raw: string): string | undefined {
+  // Most names hold neither `+` nor `%`: then there is nothing to decode (each call was a tenth of a µs).
+  const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw
+  if (!spaced.includes('%')) return spaced
   try {
-    return decodeURIComponent(raw.replaceAll('+', ' '))
+    return decodeURIComponent(spaced)
   } catch {
     return undefined
   }
@@ -122,7 +125,8 @@ function candidateSplits(text: string): Split[] {
   return splits.map((split, i) => {
     const after = i + 1 < splits.length ? (splits[i + 1] as { names: string[] }).names[i + 1] : next
     const likely = after === undefined ? 0 : isServiceFieldName(after) ? 2 : UNLISTED_SERVICE_NAMES.has(after) ? 1 : 0
-    return { ...split, likely }
+    // Not `{ ...split, likely }`: object spread took most of a µs per split on Node 20, more than the rest together.
+    return { end: split.end, names: split.names, likely }
   })
 }
 
