@@ -1,7 +1,7 @@
 import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
-import type { Message, Rendering } from './message.js'
+import type { Message, Rendering, SignedText } from './message.js'
 
 /*
  * The receiver's credential sets in one place: which Checksum Token a message's uid chooses (the set it names, or
@@ -142,10 +142,14 @@ export interface KeyMatch {
 
 /**
  * Tries each key against each signed string of the message: O(keys × renderings) HMACs, each compared in
- * constant time. The signed strings are built once. Returns the first match.
+ * constant time. The signed strings are built once (`texts`, when the caller built them). Returns the first match.
  */
-export function matchKeys(message: Message, checksum: string, keys: readonly CandidateKey[]): KeyMatch | undefined {
-  const texts = message.signedTexts()
+export function matchKeys(
+  message: Message,
+  checksum: string,
+  keys: readonly CandidateKey[],
+  texts: readonly SignedText[] = message.signedTexts(),
+): KeyMatch | undefined {
   for (const key of keys) {
     for (const candidate of texts) {
       if (hexDigestsEqual(hmacSha256Hex(key.token, candidate.data), checksum)) return { rendering: candidate.rendering, credential: key.credential }

@@ -226,6 +226,9 @@ export class FormFields implements ReceivedFields {
     const source = this.bytes
     if (source === undefined) return undefined
     const { bounds } = this
+    // The bytes of the last signed string are about to change (even if this call throws half-way): no one may
+    // take them for that string any longer (signedValueStarts, split-signing.ts).
+    lastSigned = undefined
     if (signing.length < source.length + order.length) signing = Buffer.allocUnsafeSlow(2 * (source.length + order.length))
     const out = signing
     if (starts.length < order.length) starts = new Int32Array(2 * order.length)

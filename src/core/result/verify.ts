@@ -6,7 +6,7 @@ import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { type Logger, type LoggerOption, safeLogger } from '../logger.js'
-import { type Message, type Rendering, toMessage } from './message.js'
+import { type Message, type Rendering, type SignedText, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from '../payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
 import { ShapeCache } from './shape.js'
@@ -171,8 +171,10 @@ export class Verifier {
   }
 
   private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, key: CandidateKey | undefined): VerifiedPayment {
-    const matched = key === undefined ? undefined : matchSignedText(message, checksum, key.token)
-    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, key)
+    // Built here so that a mismatch can hand them on: a query's splits are cut out of the whole's signed bytes.
+    const texts = key === undefined ? undefined : message.signedTexts()
+    const matched = key === undefined ? undefined : matchSignedText(message, checksum, key.token, texts)
+    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, key, texts)
     const { rendering } = matched
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
@@ -183,10 +185,17 @@ export class Verifier {
   }
 
   /** Off the ordinary path: another credential set, or the merchant's own query parameters before the fields. */
-  private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, key: CandidateKey | undefined): VerifiedPayment {
+  private verifyMismatch(
+    raw: RawDelivery,
+    message: Message,
+    checksum: string,
+    uid: string | undefined,
+    key: CandidateKey | undefined,
+    wholeTexts: readonly SignedText[] | undefined,
+  ): VerifiedPayment {
     const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, key)
     if (key !== undefined && !raw.query) throw mismatchError(diagnose())
-    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, key, fallback: this.credentials.fallback, diagnose })
+    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, key, signed: wholeTexts, fallback: this.credentials.fallback, diagnose })
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
