@@ -112,6 +112,7 @@ describe('the empty key in disguise, and a looked-up token that is not text', ()
       expect(() => createReceiver({ checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
       expect(() => createReceiver({ credentials: [{ uid: UID_A, checksumToken: token }] })).toThrow(/credentials\[0\]\.checksumToken must be/)
       expect(() => requestChecksum({ uid: UID_A, order_number: 'ORD-1' } as never, token)).toThrow(/checksumToken must be a non-empty string/)
+      expect(() => createClient({ environment: 'sandbox', uid: UID_A, authToken: TOKEN, checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
     }
   })
 

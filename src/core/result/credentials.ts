@@ -1,3 +1,4 @@
+import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
@@ -79,9 +80,21 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   )
 }
 
+function checkedUid(uid: unknown, where: string): string {
+  if (typeof uid !== 'string' || uid === '') throw new TypeError(`${where} must be a non-empty string`)
+  return uid
+}
+
 function checkedToken(token: unknown, where: string): string {
-  if (typeof token !== 'string' || token === '') throw new TypeError(`${where} must be a non-empty string`)
+  if (!isChecksumToken(token)) throw new TypeError(`${where} must be a non-empty string (and not NUL characters only)`)
   return token
+}
+
+/** What a looked-up token was instead of one, in words that never hold its value. */
+function notAToken(token: unknown): string {
+  if (typeof token === 'string') return 'NUL characters only'
+  if (typeof token !== 'object') return `a ${typeof token}`
+  return Buffer.isBuffer(token) ? 'a Buffer' : Array.isArray(token) ? 'an array' : 'an object'
 }
 
 /** The configured sets, prepared once: one frozen key per set and way of choosing it. */
@@ -89,7 +102,7 @@ function setsOf(sets: readonly CredentialSet[]): Credentials {
   // A uid given twice keeps its first place and its last token and index.
   const tokens = new Map<string, { token: string; index: number }>()
   for (const [index, set] of sets.entries())
-    tokens.set(checkedToken(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
+    tokens.set(checkedUid(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
   const entries = [...tokens]
   const keyOf = ([uid, { token, index }]: (typeof entries)[number], by: MatchedCredential['by']): CandidateKey =>
     Object.freeze({ token, credential: Object.freeze({ uid, index, by }) })
@@ -121,7 +134,13 @@ function resolverOf(resolve: unknown): Credentials {
         throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid "${uid}"`, { cause: error })
       }
       if (token === null || token === undefined || token === '') throw unknownUid(uid)
-      return { token: token as string, credential: undefined }
+      // Hashed as it is, an empty Buffer or list would be the empty key, and Node's own error for a number quotes it.
+      if (!isChecksumToken(token))
+        throw new ReceiverError(
+          'credential_lookup_failed',
+          `resolveChecksumToken gave ${notAToken(token)} for uid "${uid}", not a Checksum Token (a non-empty string)`,
+        )
+      return { token, credential: undefined }
     },
   }
 }
