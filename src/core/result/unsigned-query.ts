@@ -147,7 +147,9 @@ export interface SignedSuffix {
  * query of unknown names with a made-up checksum: this keeps such a request within about twice the cost of the
  * same fields in a body (bench/query-fields.ts). The split where the service's fields most likely start is tried
  * first, so a URL with up to MAX_UNSIGNED_QUERY_PARAMETERS parameters of its own is still found when the service's
- * first field is one it is known to send, and one with up to this many in any case.
+ * first field is one the spec lists, and one with a single parameter of its own nearly always: not when the
+ * service's first name is new and an UNLISTED_SERVICE_NAMES one follows it before a listed one (two likelier
+ * splits take both tries; docs/operations-limits.md).
  */
 export const MAX_SPLITS_TRIED = 2
 
