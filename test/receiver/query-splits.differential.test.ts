@@ -17,7 +17,7 @@ vi.mock('../../src/core/result/split-signing.js', async (importOriginal) => {
 })
 
 import * as splitSigning from '../../src/core/result/split-signing.js'
-import { isReceiverError, type VerifyOptions } from '../../src/index.js'
+import { isReceiverError, PAYMENT_FIELD_RULES, type VerifyOptions } from '../../src/index.js'
 import { Verifier } from '../../src/core/result/verify.js'
 import { samplePaymentFields } from '../../src/testing.js'
 
@@ -43,6 +43,7 @@ const UID_B = '0a9b8c7d-6e5f-4a3b-8c1d-2e3f4a5b6c7d'
 const UID_C = '9e8d7c6b-5a4f-4e3d-8c2b-1a0f9e8d7c6b'
 const MERCHANT_ID = '3f9a0c1b2d4e5f6a7b8c'
 const TOKEN_OF: Readonly<Record<string, string>> = { [UID_A]: TOKEN_A, [UID_B]: TOKEN_B, [UID_C]: TOKEN_C }
+const TOKEN_BY_VALUE: Readonly<Record<string, string>> = { [TOKEN_A]: UID_A, [TOKEN_B]: UID_B, [TOKEN_C]: UID_C }
 
 /** SPLIT_RUNS=40000 for a hard run (the default keeps the suite quick); the time limit grows with it. */
 const RUNS = Number(process.env.SPLIT_RUNS ?? 400)
@@ -174,6 +175,24 @@ interface Built {
   /** Every pair as the query carries it, decoded (the oracle's reading). */
   pairs: Pair[]
   checksum: string
+  /**
+   * The URL's own parameters, when the service signed the rest with the token the configuration holds and
+   * docs/operations-limits.md promises the split is found: then the result must never be lost.
+   */
+  promised: Pair[] | undefined
+}
+
+const LISTED = new Set([...Object.keys(PAYMENT_FIELD_RULES), 'params', 'shipping_address', 'billing_address'])
+const KNOWN_UNLISTED = new Set(['interface_name', 'interface_uid', 'id', 'name', 'bank', 'fpx_buyer_bank_branch', 'fpx_seller_order_no'])
+const listed = (name: string) => LISTED.has(name.split('[')[0] as string)
+
+/** Whether the split after `own` is promised: up to 8 before a listed name, or one before a name results carry. */
+function isPromised(d: Delivery, own: readonly Pair[], service: readonly Pair[], token: string): boolean {
+  if (d.kind !== 'suffix' || d.token !== 'right' || (d.config === 'resolver' && !(token in TOKEN_BY_VALUE))) return false
+  const names = new Set(service.map(([name]) => name))
+  if (own.some(([name]) => listed(name) || names.has(name))) return false
+  const first = (service[0] as Pair)[0]
+  return own.length === 0 || (own.length <= 8 && listed(first)) || (own.length === 1 && KNOWN_UNLISTED.has(first))
 }
 
 function build(d: Delivery): Built {
@@ -196,7 +215,8 @@ function build(d: Delivery): Built {
   const pairs = [...own, ...withChecksum]
   const query = pairs.map(([name, text]) => `${spell(name, d.nameSpelling)}=${spell(text, d.spelling)}`).join(d.emptyPairs ? '&&' : '&')
   const text = d.question ? `?${query}` : query
-  return { query: d.searchParams ? new URLSearchParams(text) : text, pairs, checksum }
+  const promised = isPromised(d, own, withChecksum, token) ? own : undefined
+  return { query: d.searchParams ? new URLSearchParams(text) : text, pairs, checksum, promised }
 }
 
 type Outcome =
@@ -248,7 +268,7 @@ describe('query splits cut out of the whole signed string', () => {
       (Object.keys(configs) as Config[]).map((config) => [config, { fast: new Verifier({ ...configs[config], diagnosisPerSecond: 0 }), reference: new Verifier({ ...configs[config], diagnosisPerSecond: 0 }) }]),
     ) as Record<Config, { fast: Verifier; reference: Verifier }>
     const match = vi.spyOn(splitSigning.SplitSigner.prototype, 'match')
-    const seen = { accepted: 0, bySplit: 0, refused: 0, viaRanges: 0 }
+    const seen = { accepted: 0, bySplit: 0, refused: 0, viaRanges: 0, promised: 0 }
     await fc.assert(
       fc.asyncProperty(delivery, async (d) => {
         const built = build(d)
@@ -258,6 +278,14 @@ describe('query splits cut out of the whole signed string', () => {
         seen.viaRanges += match.mock.results.filter((result) => result.value !== undefined).length - before
         const expected = await withoutShortcut(() => outcome(reference, built.query))
         expect(got).toEqual(expected)
+        if (built.promised !== undefined) {
+          // A genuine result after the URL's own parameters, where the docs promise it is found: never lost.
+          seen.promised++
+          expect(got).toMatchObject({ accepted: true, unsigned: Object.fromEntries(built.promised) })
+          const rest = built.pairs.slice(built.promised.length)
+          // Nested fields come back grouped (params: {...}); the flat ones exactly as signed.
+          if (got.accepted && !rest.some(([name]) => name.includes('['))) expect(got.fields).toEqual(Object.fromEntries(rest))
+        }
         if (!got.accepted) {
           seen.refused++
           return
@@ -273,6 +301,7 @@ describe('query splits cut out of the whole signed string', () => {
     expect(seen.viaRanges).toBeGreaterThan(10)
     expect(seen.bySplit).toBeGreaterThan(10)
     expect(seen.refused).toBeGreaterThan(10)
+    expect(seen.promised).toBeGreaterThan(10)
   }, TIME_LIMIT)
 
   it('answer each of many interleaved deliveries as when it arrives alone (token look-ups resolve in between)', async () => {
