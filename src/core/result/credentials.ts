@@ -1,6 +1,6 @@
 import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
-import { ReceiverError } from './errors.js'
+import { quotedName, ReceiverError } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import type { Message, Rendering, SignedText } from './message.js'
 
@@ -70,9 +70,9 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   if (tried === undefined)
     return new ReceiverError(
       'unknown_uid',
-      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid "${uid}"`,
+      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid ${quotedName(uid)}`,
     )
-  const which = uid === undefined ? 'the message has no uid field' : `uid "${uid}" is not the API UID of any configured credential set`
+  const which = uid === undefined ? 'the message has no uid field' : `uid ${quotedName(uid)} is not the API UID of any configured credential set`
   return new ReceiverError(
     'unknown_uid',
     `${which}, and its checksum matches none of the ${tried.tokens} configured Checksum Tokens (the message was altered or signed with a token that is not configured)`,
@@ -131,14 +131,14 @@ function resolverOf(resolve: unknown): Credentials {
       try {
         token = await resolve(uid)
       } catch (error) {
-        throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid "${uid}"`, { cause: error })
+        throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid ${quotedName(uid)}`, { cause: error })
       }
       if (token === null || token === undefined || token === '') throw unknownUid(uid)
       // Hashed as it is, an empty Buffer or list would be the empty key, and Node's own error for a number quotes it.
       if (!isChecksumToken(token))
         throw new ReceiverError(
           'credential_lookup_failed',
-          `resolveChecksumToken gave ${notAToken(token)} for uid "${uid}", not a Checksum Token (a non-empty string)`,
+          `resolveChecksumToken gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`,
         )
       return { token, credential: undefined }
     },
