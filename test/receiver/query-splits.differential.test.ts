@@ -346,6 +346,30 @@ describe('query splits cut out of the whole signed string', () => {
   })
 })
 
+describe('query splits of messages with many fields', () => {
+  it('answer the same past the 64 value starts first allocated, and past the first signing buffer', async () => {
+    const verifier = new Verifier({ checksumToken: TOKEN_A, diagnosisPerSecond: 0 })
+    const reference = new Verifier({ checksumToken: TOKEN_A, diagnosisPerSecond: 0 })
+    for (const count of [20, 40, 80, 200]) {
+      // Own names and extra service names interleave in sort order with the service's, values with | and escapes.
+      const extra: Pair[] = Array.from({ length: count }, (_, i) => [`x${String(i).padStart(3, '0')}`, i % 3 === 0 ? '' : `v|${i}+%é`])
+      const own: Pair[] = [['x0005a', 'own|1'], ['a', '']]
+      const service: Pair[] = [...SAMPLE, ['uid', UID_A], ...extra]
+      for (const [signedPart, accepted] of [
+        [service, true],
+        [[...own, ...service], true],
+        [service.slice(1), false],
+      ] as const) {
+        const pairs: Pair[] = [...own, ...service, ['checksum', oracle(TOKEN_A, signedPart)]]
+        const query = pairs.map(([name, text]) => `${spell(name, 'plus')}=${spell(text, 'plus')}`).join('&')
+        const got = await outcome(verifier, query)
+        expect(got).toEqual(await withoutShortcut(() => outcome(reference, query)))
+        expect([count, signedPart.length, got.accepted]).toEqual([count, signedPart.length, accepted])
+      }
+    }
+  })
+})
+
 /** The byte length of the signed string of `pairs`. */
 function oracleLength(pairs: readonly Pair[]): number {
   return Buffer.byteLength(pairs.map(([, text]) => text).join('|'))
