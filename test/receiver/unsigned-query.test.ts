@@ -141,6 +141,14 @@ describe("an own parameter whose value does not decode (the URL's, not the servi
     }
   })
 
+  it('costs nothing of nested fields after it either (params[...], grouped before any split is tried)', async () => {
+    const { receiver, events } = recorded()
+    const signed = signCallback({ ...samplePaymentFields(), params: { reference1_label: 'Note', reference1: 'a|b' } }, TOKEN).body
+    const response = await receiver.handle(queryDelivery('shop=1&next=50%&lang=ms', signed))
+    expect([response.status, response.outcome]).toEqual([200, 'processed'])
+    expect([events[0]?.fields.params, { ...events[0]?.unsignedQuery }]).toEqual([{ reference1_label: 'Note', reference1: 'a|b' }, { shop: '1' }])
+  })
+
   it('does so under whichever credential set signed them when the uid names none, and with a token looked up', async () => {
     const sets = {
       credentials: [

@@ -31,14 +31,15 @@ const SERVICE_FIELD_NAMES: ReadonlySet<string> = new Set([
  * At most this many leading parameters are tried as the merchant's own: each try is one HMAC per candidate
  * Checksum Token, and real callback URLs carry one or two.
  */
-const MAX_UNSIGNED_QUERY_PARAMETERS = 8
+export const MAX_UNSIGNED_QUERY_PARAMETERS = 8
 
-function isServiceFieldName(name: string): boolean {
+export function isServiceFieldName(name: string): boolean {
   const bracket = name.indexOf('[')
   return SERVICE_FIELD_NAMES.has(bracket < 0 ? name : name.slice(0, bracket))
 }
 
-function decodeName(raw: string): string | undefined {
+/** A query component decoded as form text, or undefined when its escapes are malformed or not UTF-8. */
+export function decodeName(raw: string): string | undefined {
   // Most names hold neither `+` nor `%`: then there is nothing to decode (each call was a tenth of a µs).
   const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw
   if (!spaced.includes('%')) return spaced
