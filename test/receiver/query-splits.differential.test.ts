@@ -167,6 +167,8 @@ const delivery = fc.record({
   question: fc.boolean(),
   // As an adapter may hand it over: parsed search params (re-encoded by toString) instead of the raw text.
   searchParams: fc.constantFrom(false, false, false, true),
+  // One own value the URL carries undecoded (a raw % or a Latin-1 escape), at this index modulo their count.
+  broken: fc.option(fc.tuple(fc.nat(), fc.constantFrom('%', '%E9', '%ZZ')), { freq: 4 }),
 })
 type Delivery = typeof delivery extends fc.Arbitrary<infer T> ? T : never
 
@@ -180,6 +182,8 @@ interface Built {
    * docs/operations-limits.md promises the split is found: then the result must never be lost.
    */
   promised: Pair[] | undefined
+  /** How many pairs the service sent (its fields and checksum), after the URL's own. */
+  signedCount: number
 }
 
 const LISTED = new Set([...Object.keys(PAYMENT_FIELD_RULES), 'params', 'shipping_address', 'billing_address'])
@@ -213,10 +217,14 @@ function build(d: Delivery): Built {
   const at = d.checksumAt % (service.length + 1)
   const withChecksum: Pair[] = [...service.slice(0, at), ['checksum', checksum], ...service.slice(at)]
   const pairs = [...own, ...withChecksum]
-  const query = pairs.map(([name, text]) => `${spell(name, d.nameSpelling)}=${spell(text, d.spelling)}`).join(d.emptyPairs ? '&&' : '&')
+  // URLSearchParams would repair the broken value (U+FFFD, or %25), so only a raw query carries it.
+  const broken = d.broken !== null && own.length > 0 && !d.searchParams ? d.broken[0] % own.length : -1
+  const spelled = pairs.map(([name, text], i) => `${spell(name, d.nameSpelling)}=${spell(text, d.spelling)}${i === broken ? (d.broken as [number, string])[1] : ''}`)
+  const query = spelled.join(d.emptyPairs ? '&&' : '&')
   const text = d.question ? `?${query}` : query
-  const promised = isPromised(d, own, withChecksum, token) ? own : undefined
-  return { query: d.searchParams ? new URLSearchParams(text) : text, pairs, checksum, promised }
+  // unsignedQuery stops at the value that does not decode.
+  const promised = isPromised(d, own, withChecksum, token) ? own.slice(0, broken < 0 ? own.length : broken) : undefined
+  return { query: d.searchParams ? new URLSearchParams(text) : text, pairs, checksum, promised, signedCount: withChecksum.length }
 }
 
 type Outcome =
@@ -282,7 +290,7 @@ describe('query splits cut out of the whole signed string', () => {
           // A genuine result after the URL's own parameters, where the docs promise it is found: never lost.
           seen.promised++
           expect(got).toMatchObject({ accepted: true, unsigned: Object.fromEntries(built.promised) })
-          const rest = built.pairs.slice(built.promised.length)
+          const rest = built.pairs.slice(built.pairs.length - built.signedCount)
           // Nested fields come back grouped (params: {...}); the flat ones exactly as signed.
           if (got.accepted && !rest.some(([name]) => name.includes('['))) expect(got.fields).toEqual(Object.fromEntries(rest))
         }
