@@ -1,3 +1,4 @@
+import { isChecksumToken } from '../core/checksum-token.js'
 import { type Logger, type LoggerOption, safeLogger } from '../core/logger.js'
 
 /**
@@ -47,6 +48,12 @@ export interface ResolvedConfig {
   readonly logger: Logger
 }
 
+/** A token of NUL characters only is the empty HMAC key in disguise (core/checksum-token.ts). */
+function checksumTokenOf(value: unknown): string {
+  if (!isChecksumToken(value)) throw new TypeError('createClient: checksumToken must be a non-empty string (and not NUL characters only)')
+  return value
+}
+
 function nonEmpty(value: unknown, name: string): string {
   // Only the option's name goes into the message, never the value: it may be a secret.
   if (typeof value !== 'string' || value === '') throw new TypeError(`createClient: ${name} must be a non-empty string`)
@@ -74,7 +81,7 @@ export function resolveConfig(options: ClientOptions): ResolvedConfig {
     baseUrl: baseUrl.replace(/\/+$/, ''),
     uid: nonEmpty(options.uid, 'uid'),
     authToken: nonEmpty(options.authToken, 'authToken'),
-    checksumToken: nonEmpty(options.checksumToken, 'checksumToken'),
+    checksumToken: checksumTokenOf(options.checksumToken),
     partnerUid: options.partnerUid === undefined ? undefined : nonEmpty(options.partnerUid, 'partnerUid'),
     timeoutMs: wholeNumber(options.timeoutMs, 15_000, 'timeoutMs', 1),
     maxRetries: wholeNumber(options.maxRetries, 2, 'maxRetries', 0),

@@ -1,5 +1,6 @@
+import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
-import { ReceiverError } from './errors.js'
+import { quotedName, ReceiverError } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import type { Message, Rendering, SignedText } from './message.js'
 
@@ -69,9 +70,9 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   if (tried === undefined)
     return new ReceiverError(
       'unknown_uid',
-      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid "${uid}"`,
+      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid ${quotedName(uid)}`,
     )
-  const which = uid === undefined ? 'the message has no uid field' : `uid "${uid}" is not the API UID of any configured credential set`
+  const which = uid === undefined ? 'the message has no uid field' : `uid ${quotedName(uid)} is not the API UID of any configured credential set`
   return new ReceiverError(
     'unknown_uid',
     `${which}, and its checksum matches none of the ${tried.tokens} configured Checksum Tokens (the message was altered or signed with a token that is not configured)`,
@@ -79,9 +80,21 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   )
 }
 
+function checkedUid(uid: unknown, where: string): string {
+  if (typeof uid !== 'string' || uid === '') throw new TypeError(`${where} must be a non-empty string`)
+  return uid
+}
+
 function checkedToken(token: unknown, where: string): string {
-  if (typeof token !== 'string' || token === '') throw new TypeError(`${where} must be a non-empty string`)
+  if (!isChecksumToken(token)) throw new TypeError(`${where} must be a non-empty string (and not NUL characters only)`)
   return token
+}
+
+/** What a looked-up token was instead of one, in words that never hold its value. */
+function notAToken(token: unknown): string {
+  if (typeof token === 'string') return 'NUL characters only'
+  if (typeof token !== 'object') return `a ${typeof token}`
+  return Buffer.isBuffer(token) ? 'a Buffer' : Array.isArray(token) ? 'an array' : 'an object'
 }
 
 /** The configured sets, prepared once: one frozen key per set and way of choosing it. */
@@ -89,7 +102,7 @@ function setsOf(sets: readonly CredentialSet[]): Credentials {
   // A uid given twice keeps its first place and its last token and index.
   const tokens = new Map<string, { token: string; index: number }>()
   for (const [index, set] of sets.entries())
-    tokens.set(checkedToken(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
+    tokens.set(checkedUid(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
   const entries = [...tokens]
   const keyOf = ([uid, { token, index }]: (typeof entries)[number], by: MatchedCredential['by']): CandidateKey =>
     Object.freeze({ token, credential: Object.freeze({ uid, index, by }) })
@@ -118,10 +131,16 @@ function resolverOf(resolve: unknown): Credentials {
       try {
         token = await resolve(uid)
       } catch (error) {
-        throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid "${uid}"`, { cause: error })
+        throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid ${quotedName(uid)}`, { cause: error })
       }
       if (token === null || token === undefined || token === '') throw unknownUid(uid)
-      return { token: token as string, credential: undefined }
+      // Hashed as it is, an empty Buffer or list would be the empty key, and Node's own error for a number quotes it.
+      if (!isChecksumToken(token))
+        throw new ReceiverError(
+          'credential_lookup_failed',
+          `resolveChecksumToken gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`,
+        )
+      return { token, credential: undefined }
     },
   }
 }

@@ -1,6 +1,7 @@
 import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credentials.js'
-import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS, quotedName } from './diagnosis.js'
+import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS } from './diagnosis.js'
+import { quotedName } from './errors.js'
 import { cleanToken } from './diagnosis-token.js'
 import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'
 import { amountFormat, booleanFormat, nullText, plusAndSpace, valuesTrimmed } from './diagnosis-values.js'

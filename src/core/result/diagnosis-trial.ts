@@ -1,6 +1,7 @@
 import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credentials.js'
-import { type DiagnosisAttempt, type DiagnosisKind, quotedName } from './diagnosis.js'
+import { type DiagnosisAttempt, type DiagnosisKind } from './diagnosis.js'
+import { quotedName } from './errors.js'
 import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
 import { type Message, toMessage } from './message.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'

@@ -31,14 +31,15 @@ const SERVICE_FIELD_NAMES: ReadonlySet<string> = new Set([
  * At most this many leading parameters are tried as the merchant's own: each try is one HMAC per candidate
  * Checksum Token, and real callback URLs carry one or two.
  */
-const MAX_UNSIGNED_QUERY_PARAMETERS = 8
+export const MAX_UNSIGNED_QUERY_PARAMETERS = 8
 
-function isServiceFieldName(name: string): boolean {
+export function isServiceFieldName(name: string): boolean {
   const bracket = name.indexOf('[')
   return SERVICE_FIELD_NAMES.has(bracket < 0 ? name : name.slice(0, bracket))
 }
 
-function decodeName(raw: string): string | undefined {
+/** A query component decoded as form text, or undefined when its escapes are malformed or not UTF-8. */
+export function decodeName(raw: string): string | undefined {
   // Most names hold neither `+` nor `%`: then there is nothing to decode (each call was a tenth of a µs).
   const spaced = raw.includes('+') ? raw.replaceAll('+', ' ') : raw
   if (!spaced.includes('%')) return spaced
@@ -147,7 +148,9 @@ export interface SignedSuffix {
  * query of unknown names with a made-up checksum: this keeps such a request within about twice the cost of the
  * same fields in a body (bench/query-fields.ts). The split where the service's fields most likely start is tried
  * first, so a URL with up to MAX_UNSIGNED_QUERY_PARAMETERS parameters of its own is still found when the service's
- * first field is one it is known to send, and one with up to this many in any case.
+ * first field is one the spec lists, and one with a single parameter of its own nearly always: not when the
+ * service's first name is new and an UNLISTED_SERVICE_NAMES one follows it before a listed one (two likelier
+ * splits take both tries; docs/operations-limits.md).
  */
 export const MAX_SPLITS_TRIED = 2
 

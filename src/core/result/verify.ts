@@ -10,7 +10,8 @@ import { type Message, type Rendering, type SignedText, toMessage } from './mess
 import { classify, type Payment, type PaymentState, toPayment } from '../payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
 import { ShapeCache } from './shape.js'
-import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
+import { undecodablePrefix } from './undecodable-query.js'
+import { bodyIsEmpty, queryBesideBody, queryText, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
 import { type FieldValue, toPlain } from '../values.js'
 import { mismatchError, recoverMismatch } from './verify-fallback.js'
 
@@ -153,6 +154,42 @@ export class Verifier {
   }
 
   private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
+    try {
+      const verified = this.verifyFields(raw)
+      return verified instanceof Promise ? verified.catch((error: unknown) => this.afterUndecodable(raw, error)) : verified
+    } catch (error) {
+      return this.afterUndecodable(raw, error)
+    }
+  }
+
+  /**
+   * A query that did not decode may begin with the URL's own parameters that do not (undecodable-query.ts): the
+   * query after them is verified on its own, and they are handed over unsigned with the rest of the URL's own.
+   * When that does not verify either, the refusal is the first one, as before; unless the fields after them were
+   * signed and are refused for what they say (invalid_fields, inconsistent_result).
+   */
+  private afterUndecodable(raw: RawDelivery, error: unknown): VerifiedPayment | Promise<VerifiedPayment> {
+    const undecodable = error instanceof ReceiverError && error.code === 'invalid_encoding' && bodyIsEmpty(raw.body)
+    const cut = undecodable ? undecodablePrefix(queryText(raw.query)) : undefined
+    if (cut === undefined) throw error
+    const settle = (verified: VerifiedPayment): VerifiedPayment => {
+      this.logger.debug({}, "the URL's own leading query parameters do not decode; the fields after them verified")
+      verified.unsignedSource = verified.unsignedSource === undefined ? cut.prefix : `${cut.prefix}&${verified.unsignedSource}`
+      return verified
+    }
+    const refuse = (retried: unknown): never => {
+      const signed = retried instanceof ReceiverError && (retried.code === 'invalid_fields' || retried.code === 'inconsistent_result')
+      throw signed ? retried : error
+    }
+    try {
+      const verified = this.verifyFields({ ...raw, query: cut.rest })
+      return verified instanceof Promise ? verified.then(settle, refuse) : settle(verified)
+    } catch (retried) {
+      return refuse(retried)
+    }
+  }
+
+  private verifyFields(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     let message: Message
     try {
       message = toMessage(readFields(raw, this.maxBodyBytes, this.shapes.expected), this.shapes)
