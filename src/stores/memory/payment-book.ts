@@ -1,5 +1,6 @@
 import { STATE_RANK, type PaymentState } from '../../core/payment.js'
 import type { BookedPayment, CreatedPayment, LookupNote, OpenQuery, OpenSummary, PaymentBook, SweepLock } from '../../contract/payment-book.js'
+import { offerLocalBook } from '../../contract/local-book.js'
 
 /** The memory store's book: one process, so a Map in creation order is already "oldest first". */
 export class MemoryPaymentBook implements PaymentBook {
@@ -8,7 +9,10 @@ export class MemoryPaymentBook implements PaymentBook {
   constructor(
     private readonly maxEntries: number,
     private readonly lock: MemorySweepLock,
-  ) {}
+  ) {
+    // The receiver reads the book on every new payment state: it gets the answer without a promise.
+    offerLocalBook(this, { find: (orderNumber) => this.payments.get(orderNumber), settle: (...args) => this.settleNow(...args) })
+  }
 
   async record(payment: CreatedPayment): Promise<boolean> {
     if (this.payments.has(payment.orderNumber)) return false
@@ -22,6 +26,10 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   async settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean> {
+    return this.settleNow(orderNumber, state, exchangeNumber)
+  }
+
+  private settleNow(orderNumber: string, state: PaymentState, exchangeNumber: string): boolean {
     const booked = this.payments.get(orderNumber)
     if (booked === undefined) return false
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
