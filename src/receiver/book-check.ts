@@ -5,7 +5,7 @@
  * as before, at the cost of one look-up (a Map read for the memory store, no promise).
  */
 import type { Logger } from '../core/logger.js'
-import type { PaymentState } from '../core/payment.js'
+import { type PaymentState, toSen } from '../core/payment.js'
 import { ReceiverError } from '../core/result/errors.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
 import { type LocalBook, localBook } from '../contract/local-book.js'
@@ -68,7 +68,9 @@ const ADDRESSES = ['status_url', 'receipt_url']
  * by construction; what a rearranged result can still get wrong is the amount and the credential set.
  */
 export function disagreement(booked: BookedPayment, result: VerifiedPayment): string | undefined {
-  const amount = result.payment.amountSen
+  // The amount's text, not the typed view: building that (dates parsed) cost more than the rest of the check.
+  const text = result.text('transaction_amount')
+  const amount = text === undefined || text === '' ? undefined : toSen(text)
   if (amount === undefined) {
     // The service's own results carry transaction_amount beside their status_url (spec, Events). One that names
     // a service address and no amount had its amount renamed away, the way a value is moved into order_number
@@ -81,8 +83,8 @@ export function disagreement(booked: BookedPayment, result: VerifiedPayment): st
   const signer = result.credential?.uid
   if (signer !== undefined && signer !== booked.uid) return 'the result was signed by another credential set than the one its order_number was created with'
   // API records (and real callbacks) name the credential set that made the payment (spec: interface_uid).
-  const maker = result.has('interface_uid') ? result.fields.interface_uid : undefined
-  if (maker !== undefined && maker !== booked.uid) return 'interface_uid differs from the credential set its order_number was created with'
+  const maker = result.text('interface_uid')
+  if (maker !== undefined && maker !== '' && maker !== booked.uid) return 'interface_uid differs from the credential set its order_number was created with'
   return undefined
 }
 

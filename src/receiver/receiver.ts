@@ -370,7 +370,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
           return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
         }
         logger.info(log, HANDLED[name])
-        if (booked !== undefined) await keeper?.settle(booked, state, exchangeNumber)
+        const settling = booked === undefined ? undefined : keeper?.settle(booked, state, exchangeNumber)
+        if (settling !== undefined) await settling
         return acknowledged('processed', verified)
       } finally {
         if (running !== undefined) {
