@@ -6,7 +6,7 @@ import { createReceiver, type Receiver, type ReceiverStore } from '../../src/ind
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { deliver, eventually, TOKEN } from '../inbox/suite.js'
-import { uniqueTable } from '../stores/postgres-suites.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { runCli } from './run.js'
 
@@ -51,7 +51,7 @@ describe.skipIf(!available)('fpx-collect inbox: against the stores', { timeout: 
   const table = uniqueTable('cli')
   const prefix = `fpx-inbox-cli:${randomUUID()}:`
   afterAll(async () => {
-    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    await dropStoreTables(pool, table)
     const keys = await redis.keys(`${prefix}*`)
     if (keys.length > 0) await redis.del(...keys)
     await Promise.all([pool.end(), redis.quit()])

@@ -89,7 +89,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const entries = new Map<string, number | Lease>()
   const timeline = new MemoryTimeline(retentionMs, maxEntries)
   const sweepLock = new MemorySweepLock()
-  const book = new MemoryPaymentBook(maxEntries, sweepLock)
+  const book = new MemoryPaymentBook(retentionMs, maxEntries, sweepLock)
   let operations = 0
 
   const isLive = (entry: number | Lease, now: number) => typeof entry === 'object' && entry.expiresAt > now

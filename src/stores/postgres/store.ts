@@ -8,6 +8,9 @@ import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
 import { preparedStatements } from './prepared.js'
+import { postgresPaymentBook } from './payment-book.js'
+import { bookTable } from './payment-book-sql.js'
+import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { timelineParams, timelineQuery, timelineSchemaStatements, timelineStatements, timelineTable, toEntry } from './timeline.js'
 import {
@@ -57,12 +60,15 @@ export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<T
   /** Creates the table and its index if missing (what sql/fpx-collect.sql does). Safe to run again. */
   migrate(): Promise<void>
   /**
-   * Deletes the rows past retention that no live lease holds, and says how many; timeline entries past retention
-   * go too (not counted). Schedule it, or rely on pruneEvery.
+   * Deletes the rows past retention that no live lease holds, and says how many; timeline entries and the book's
+   * closed payments past retention go too (not counted). Schedule it, or rely on pruneEvery.
    */
   prune(): Promise<number>
   /** Inbox mode's queue in `<table>_inbox`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
+  /** Payments known from creation (`<table>_book`), and the lock of one sweeper at a time (`<table>_locks`). */
+  paymentBook(): PaymentBook
+  sweepLock(): SweepLock
 }
 
 /** The transaction a transactional store hands its handlers: a PoolClient for a pg Pool, a Transaction for PGlite. */
@@ -184,6 +190,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   }
 
   const migrate = () => runSchema(schemaStatements(table))
+  const book = postgresPaymentBook({ query, table: bookTable(table), migrate, retentionMs })
 
   async function runSchema(schema: string[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -206,18 +213,22 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       total += deleted
       if (deleted < batch || total >= limit) break
     }
-    await pruneTimeline(limit)
+    await pruneLater(timelineSql.prune, limit)
+    await pruneLater(book.pruneStatement, limit)
     return total
   }
 
-  /** Timeline rows past retention, in batches; a missing timeline table (schema from an older version) is skipped. */
-  async function pruneTimeline(limit: number): Promise<void> {
+  /**
+   * Rows past retention of a table a later version added (timeline, book), in batches of `statement`; a missing
+   * table (schema from an older version) is skipped.
+   */
+  async function pruneLater(statement: string, limit: number): Promise<void> {
     let total = 0
     for (;;) {
       const batch = Math.min(PRUNE_BATCH, limit - total)
       let deleted: number
       try {
-        const [row] = (await query(timelineSql.prune, [batch])) as { deleted: number }[]
+        const [row] = (await query(statement, [batch])) as { deleted: number }[]
         deleted = Number(row?.deleted ?? 0)
       } catch (error) {
         if (codeOf(error) === UNDEFINED_TABLE) return
@@ -281,5 +292,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     migrate,
     prune: () => prune(),
     openInbox: () => postgresInbox({ query, table: inboxTable(table), migrate }),
+    paymentBook: () => book.book,
+    sweepLock: () => book.lock,
   }
 }
