@@ -68,6 +68,12 @@ function limitOf(text: string | undefined): number {
 }
 
 async function bookOf(opened: OpenedStore): Promise<PaymentBook> {
+  if (opened.table !== undefined) {
+    // The store would create a missing table; an operator's command must not, so it looks first.
+    const { bookTable } = await import('../stores/postgres/payment-book-sql.js')
+    const name = bookTable(opened.table).sql
+    if (!(await opened.exists(name))) throw new StoreUnreachable(`there is no payment book table ${name} in this database (no client has recorded a payment in it yet)`)
+  }
   const book = typeof opened.store.paymentBook === 'function' ? opened.store.paymentBook() : undefined
   if (book === undefined) throw new StoreUnreachable('this store keeps no payment book')
   return book
@@ -131,7 +137,7 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
     print({ payment, timeline }, [
       line(payment, now),
       ...Object.entries(payment.attached).map(([name, value]) => `  attached ${name}: ${String(value)}`),
-      ...timeline.map((entry) => `  ${entry.at.toISOString()}  ${entry.event}  ${entry.source}  ${entry.state ?? '-'}  ${entry.code ?? ''}  ${entry.message ?? ''}`.trimEnd()),
+      ...timeline.map((entry) => `  ${[entry.at.toISOString(), entry.event, entry.source, entry.state ?? '-', entry.code, entry.message].filter((part) => part != null).join('  ')}`),
     ])
     return EXIT.ok
   } catch (error) {

@@ -180,12 +180,14 @@ export class Sweeper {
     if (held !== undefined) await this.parts.lock.release(this.owner, held.token).catch(() => {})
   }
 
-  /** Waits until the next lookup keeps within maxLookupsPerMinute (evenly spaced, so any minute holds at most that). */
+  /**
+   * Waits until a lookup now keeps within maxLookupsPerMinute: requests at least 60 s / max apart, so any minute
+   * holds at most max of them.
+   */
   private async paced(keepAlive: boolean): Promise<void> {
     const spacing = 60_000 / this.parts.settings.maxLookupsPerMinute
     const wait = this.lastLookupAt + spacing - Date.now()
     if (wait > 0) await sleep(Math.ceil(wait), keepAlive)
-    this.lastLookupAt = Date.now()
   }
 
   private async lookUp(payment: BookedPayment, token: number, report: Counts): Promise<void> {
@@ -194,6 +196,8 @@ export class Sweeper {
     const log = { orderNumber: payment.orderNumber, lookups: payment.lookups + 1 }
     report.lookups++
     let records: readonly Record<string, unknown>[]
+    // Spaced from the previous request itself, not from the wait before the re-check (which takes its own time).
+    this.lastLookupAt = Date.now()
     try {
       records = (await this.parts.client(payment.uid).searchTransactions('order_number', payment.orderNumber)) as readonly Record<string, unknown>[]
     } catch (error) {

@@ -2,10 +2,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/index.js'
+import { createReceiver, type ReceiverStore } from '../../src/index.js'
+import { postgresStore } from '../../src/stores/postgres/store.js'
+import { redisStore } from '../../src/stores/redis/store.js'
 import { DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
+import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { runCli } from './run.js'
+
+const available = (await serviceAvailable('PostgreSQL', DATABASE_URL)) && (await serviceAvailable('Redis', REDIS_URL))
 
 const SRC = (file: string) => JSON.stringify(fileURLToPath(new URL(`../../src/${file}`, import.meta.url)))
 
@@ -85,5 +95,97 @@ export function close() { process.stderr.write('CLOSED\\n') }
     const empty = join(dir, 'empty.mjs')
     writeFileSync(empty, 'export const nothing = 1\n')
     expect(await runCli(['sweep', '--receiver', empty])).toMatchObject({ code: 2, stderr: expect.stringContaining('exports no receiver') })
+  })
+})
+
+describe.skipIf(!available)('fpx-collect payments and sweep: against the stores', { timeout: 90_000 }, () => {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 })
+  const redis = new Redis(REDIS_URL)
+  const table = uniqueTable('cli')
+  const prefix = `fpx-payments-cli:${randomUUID()}:`
+  let emulator: Emulator
+  const dir = mkdtempSync(join(tmpdir(), 'fpx-sweep-'))
+  beforeAll(async () => {
+    emulator = await launch()
+  })
+  afterAll(async () => {
+    await emulator.stop()
+    await dropStoreTables(pool, table)
+    const keys = await redis.keys(`${prefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+    await Promise.all([pool.end(), redis.quit()])
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  const cases: [string, () => ReceiverStore<unknown>, string[]][] = [
+    ['PostgreSQL', () => postgresStore({ client: pool, table }), ['--url', DATABASE_URL, '--table', table]],
+    ['Redis', () => redisStore({ client: redis, prefix, inspect: false }), ['--url', REDIS_URL, '--prefix', prefix]],
+  ]
+  for (const [name, store, where] of cases)
+    it(`${name}: lists the open payments oldest first, shows one with its timeline`, async () => {
+      const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: store(), logger: false as never })
+      const orders = [`OLD-${randomUUID()}`, `NEW-${randomUUID()}`, `PAID-${randomUUID()}`]
+      const ages = [3 * 3_600_000, 5 * 60_000, 60_000]
+      for (const [i, orderNumber] of orders.entries())
+        await receiver.payments.record({ orderNumber, amountSen: 10_020, uid: DEMO.uid, kind: 'form', createdAt: new Date(Date.now() - (ages[i] as number)), exchangeNumber: null, attached: { cart: `C-${i}` } })
+      await (store().paymentBook as () => { settle(o: string, s: 'succeeded', e: string): Promise<boolean> })().settle(orders[2] as string, 'succeeded', 'EX-PAID')
+      await receiver.close()
+      const [list, json, show, missing] = await Promise.all([
+        runCli(['payments', 'list', '--open', ...where]),
+        runCli(['payments', 'list', '--open', '--json', ...where]),
+        runCli(['payments', 'show', orders[0] as string, ...where]),
+        runCli(['payments', 'show', 'NOT-THERE', ...where]),
+      ])
+      expect(list).toMatchObject({ code: 0, stderr: '' })
+      const lines = list.stdout.trim().split('\n')
+      expect(lines[0]).toMatch(new RegExp(`^${orders[0]}  open  age 3h00m  amount 100.20  form  exchange -  lookups 0  last lookup -  next `))
+      expect(lines[1]).toMatch(new RegExp(`^${orders[1]}  open  age 5m`))
+      expect(lines.at(-1)).toBe('2 shown; open: 2, the oldest 3h00m old')
+      const parsed = JSON.parse(json.stdout) as { summary: { open: number; oldestOpenAgeSeconds: number }; payments: { orderNumber: string }[] }
+      expect(parsed.summary.open).toBe(2)
+      expect(parsed.summary.oldestOpenAgeSeconds).toBeGreaterThanOrEqual(3 * 3600)
+      expect(parsed.payments.map((payment) => payment.orderNumber)).toEqual(orders.slice(0, 2))
+      expect(show).toMatchObject({ code: 0 })
+      expect(show.stdout).toContain('  attached cart: C-0')
+      expect(show.stdout).toMatch(/created {2}client {2}- {2}payment form built by the client/)
+      expect(missing).toMatchObject({ code: 1, stdout: expect.stringContaining('not in the payment book') })
+    })
+
+  it('PostgreSQL: a database where no book was ever made is reported, not created', async () => {
+    const fresh = uniqueTable('none')
+    const result = await runCli(['payments', 'list', '--open', '--url', DATABASE_URL, '--table', fresh])
+    expect(result).toMatchObject({ code: 3, stderr: expect.stringContaining('there is no payment book table') })
+    expect((await pool.query('SELECT to_regclass($1) AS found', [`${fresh}_book`])).rows[0].found).toBeNull()
+  })
+
+  it('Redis: the sweep command finds a lost result of a payment recorded by another process', async () => {
+    await emulator.control('/faults', { lose_results: 1 })
+    const sweepPrefix = `${prefix}sweep:`
+    // This process is the shop's web server: it records the payment in the shared store as it creates it.
+    const web = createReceiver({ checksumToken: DEMO.checksumToken, store: redisStore({ client: redis, prefix: sweepPrefix, inspect: false }), sweep: false, logger: false as never })
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: web, logger: false })
+    const input = paymentInput()
+    const created = await client.createPayment(input)
+    await emulator.complete(created.exchangeNumber as string, 'approve')
+    const module = join(dir, 'redis-receiver.mts')
+    writeFileSync(
+      module,
+      `import { Redis } from ${JSON.stringify(import.meta.resolve('ioredis'))}
+import { createReceiver } from ${SRC('index.ts')}
+import { createClient } from ${SRC('client/index.ts')}
+import { redisStore } from ${SRC('stores/redis/store.ts')}
+const redis = new Redis(${JSON.stringify(REDIS_URL)})
+const client = createClient({ environment: { baseUrl: ${JSON.stringify(emulator.baseUrl)} }, uid: ${JSON.stringify(DEMO.uid)}, authToken: ${JSON.stringify(DEMO.authToken)}, checksumToken: ${JSON.stringify(DEMO.checksumToken)}, logger: false })
+export const receiver = createReceiver({ checksumToken: ${JSON.stringify(DEMO.checksumToken)}, store: redisStore({ client: redis, prefix: ${JSON.stringify(sweepPrefix)}, inspect: false }), client, sweep: { inProcess: false, firstLookupAfterMs: 1 }, logger: false })
+receiver.on('payment.succeeded', (event) => void process.stderr.write('HANDLED ' + event.payment.orderNumber + '\\n'))
+`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 5))
+    const result = await runCli(['sweep', '--receiver', module])
+    expect(result.stdout, result.stderr).toContain('due 1, lookups 1: processed 1, closed 1')
+    expect(result.stderr).toContain(`HANDLED ${input.order_number}`)
+    expect(result.code).toBe(0)
+    expect(await web.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', exchangeNumber: created.exchangeNumber })
+    await web.close()
   })
 })

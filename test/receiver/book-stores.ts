@@ -1,15 +1,35 @@
+import { randomUUID } from 'node:crypto'
+import { PGlite } from '@electric-sql/pglite'
+import { Redis } from 'ioredis'
+import pg from 'pg'
 import type { ReceiverStore } from '../../src/index.js'
 import { memoryStore } from '../../src/index.js'
+import { postgresStore } from '../../src/stores/postgres/store.js'
+import { redisStore } from '../../src/stores/redis/store.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
+import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 
 /**
  * The stores with a payment book and a sweep lock that the payment-life tests run against. Each case makes a fresh,
- * empty store (its own table or key prefix) and cleans up after itself.
+ * empty store (its own table or key prefix), hands out more handles on the same data (what another process sees),
+ * and removes everything when closed.
  */
 export interface BookStoreCase {
   readonly name: string
-  /** A fresh store; `shared` returns another handle on the same data (another process's view). */
-  make(): Promise<{ store: ReceiverStore<unknown>; shared(): Promise<ReceiverStore<unknown>>; close(): Promise<void> }>
+  make(): Promise<OpenedBookStore>
 }
+
+export interface OpenedBookStore {
+  readonly store: ReceiverStore<unknown>
+  /** Another handle on the same store: another connection, as another process would have. */
+  shared(): Promise<ReceiverStore<unknown>>
+  close(): Promise<void>
+}
+
+const redis = await serviceAvailable('Redis', REDIS_URL)
+const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
+
+let pglite: PGlite | undefined
 
 export const BOOK_STORES: BookStoreCase[] = [
   {
@@ -17,6 +37,73 @@ export const BOOK_STORES: BookStoreCase[] = [
     async make() {
       const store = memoryStore() as ReceiverStore<unknown>
       return { store, shared: async () => store, close: async () => {} }
+    },
+  },
+  ...(redis
+    ? [
+        {
+          name: 'Redis',
+          async make(): Promise<OpenedBookStore> {
+            const prefix = `fpx-test:${randomUUID()}:`
+            const clients: Redis[] = []
+            const open = () => {
+              const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
+              clients.push(client)
+              return redisStore({ client, prefix, inspect: false }) as ReceiverStore<unknown>
+            }
+            return {
+              store: open(),
+              shared: async () => open(),
+              async close() {
+                const admin = clients[0] as Redis
+                let cursor = '0'
+                do {
+                  const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+                  if (keys.length > 0) await admin.del(...keys)
+                  cursor = next
+                } while (cursor !== '0')
+                await Promise.all(clients.map((client) => client.quit()))
+              },
+            }
+          },
+        },
+      ]
+    : []),
+  ...(postgres
+    ? [
+        {
+          name: 'PostgreSQL',
+          async make(): Promise<OpenedBookStore> {
+            const table = uniqueTable('book')
+            const pools: pg.Pool[] = []
+            const open = () => {
+              const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3, idleTimeoutMillis: 1_000 })
+              pool.on('error', () => {})
+              pools.push(pool)
+              return postgresStore({ client: pool, table, pruneEvery: 0 }) as ReceiverStore<unknown>
+            }
+            return {
+              store: open(),
+              shared: async () => open(),
+              async close() {
+                await dropStoreTables(pools[0] as pg.Pool, table)
+                await Promise.all(pools.map((pool) => pool.end()))
+              },
+            }
+          },
+        },
+      ]
+    : []),
+  {
+    name: 'PGlite',
+    async make() {
+      // One instance per test file (starting one takes seconds); every store on it is another process's view.
+      pglite ??= new PGlite()
+      const db = pglite
+      await db.waitReady
+      const table = uniqueTable('book')
+      const open = () => postgresStore({ client: db, table, pruneEvery: 0 }) as ReceiverStore<unknown>
+      return { store: open(), shared: async () => open(), close: () => dropStoreTables(db, table) }
     },
   },
 ]
