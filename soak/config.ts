@@ -84,7 +84,7 @@ function persistence(text: string): SoakConfig['redisPersistence'] {
 }
 
 /** `--payments=300 --store redis` → { payments: '300', store: 'redis' }. */
-function parseFlags(argv: readonly string[]): Map<string, string> {
+export function parseFlags(argv: readonly string[]): Map<string, string> {
   const flags = new Map<string, string>()
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string

@@ -1,0 +1,94 @@
+import { randomInt } from 'node:crypto'
+import { parseFlags, type StoreKind } from './config.js'
+import type { SoakSweep } from './sweep-protocol.js'
+
+/*
+ * The sweep soak's knobs: an environment variable (SOAK_PAYMENTS=200) or the flag (--payments=200), as the other
+ * soaks take them. Horizons are seconds here, where a deployment's are minutes and days.
+ */
+
+export interface SweepSoakConfig {
+  stores: StoreKind[]
+  payments: number
+  workers: number
+  /** SIGKILLs of the process holding the sweep lock, spread over the run. */
+  kills: number
+  /** Payments created at once. */
+  concurrency: number
+  /** Share of payments whose redirect and callbacks are all lost (the emulator's lose_results). */
+  lostShare: number
+  /** Share of B2B1 payments whose 00 after approval is lost (lose_approvals). */
+  lostApprovalShare: number
+  /** What the buyers do, as shares: paid, refused by the bank, never paid, B2B1 approved later, B2B1 never approved. */
+  mix: { approve: number; reject: number; never: number; pendingApproved: number; pendingNever: number }
+  /** A B2B1 approval comes this long after the 99, at random between the two. */
+  approveAfterMs: [number, number]
+  sweep: SoakSweep
+  /** Added to the stated bound for queueing behind the rate bound and for a loaded machine. */
+  slackMs: number
+  leaseMs: number
+  seed: number
+  keep: boolean
+  redisUrl: string
+  databaseUrl: string
+}
+
+const DEFAULTS = { payments: 600, workers: 3, kills: 1, concurrency: 8 }
+
+export function loadSweepConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): SweepSoakConfig {
+  const flags = parseFlags(argv)
+  const known = new Set<string>()
+  const raw = (name: string): string | undefined => {
+    known.add(name)
+    return flags.get(name) ?? env[`SOAK_${name.replace(/-/g, '_').toUpperCase()}`]
+  }
+  const number = (name: string, fallback: number, check: (value: number) => boolean, expected: string): number => {
+    const text = raw(name)
+    if (text === undefined || text === '') return fallback
+    const value = Number(text)
+    if (!check(value)) throw new Error(`${name} must be ${expected}, not "${text}"`)
+    return value
+  }
+  const count = (name: string, fallback: number, min = 1) => number(name, fallback, (v) => Number.isInteger(v) && v >= min, `an integer ≥ ${min}`)
+  const share = (name: string, fallback: number) => number(name, fallback, (v) => v >= 0 && v <= 1, 'between 0 and 1')
+  const store = raw('store') ?? 'both'
+  const stores: StoreKind[] = store === 'both' ? ['redis', 'postgres'] : [store as StoreKind]
+  if (!stores.every((kind) => kind === 'redis' || kind === 'postgres')) throw new Error(`store must be redis, postgres or both, not "${store}"`)
+  const config: SweepSoakConfig = {
+    stores,
+    payments: count('payments', DEFAULTS.payments),
+    workers: count('workers', DEFAULTS.workers, 2),
+    kills: count('kills', DEFAULTS.kills, 0),
+    concurrency: count('concurrency', DEFAULTS.concurrency),
+    lostShare: share('lost-share', 0.3),
+    lostApprovalShare: share('lost-approval-share', 0.5),
+    mix: {
+      approve: share('approve-share', 0.45),
+      reject: share('reject-share', 0.15),
+      never: share('never-share', 0.1),
+      pendingApproved: share('pending-approved-share', 0.2),
+      pendingNever: share('pending-never-share', 0.1),
+    },
+    approveAfterMs: [count('approve-after-min-ms', 500, 0), count('approve-after-max-ms', 4000, 0)],
+    sweep: {
+      firstLookupAfterMs: count('first-lookup-after-ms', 3000),
+      backoff: { baseMs: count('backoff-base-ms', 500), maxMs: count('backoff-max-ms', 2000) },
+      abandonAfterMs: count('abandon-after-ms', 10_000),
+      pendingAbandonAfterMs: count('pending-abandon-after-ms', 15_000),
+      maxLookupsPerMinute: count('max-lookups-per-minute', 600),
+      everyMs: count('every-ms', 250),
+      lockMs: count('lock-ms', 2000),
+    },
+    slackMs: count('slack-ms', 5000, 0),
+    leaseMs: count('lease-ms', 10_000),
+    seed: count('seed', randomInt(2 ** 31), 0),
+    keep: ['1', 'true', 'yes'].includes(raw('keep') ?? ''),
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
+  }
+  for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)
+  const total = Object.values(config.mix).reduce((sum, value) => sum + value, 0)
+  if (Math.abs(total - 1) > 1e-9) throw new Error(`the shares of what buyers do must add up to 1, not ${total}`)
+  if (config.approveAfterMs[1] < config.approveAfterMs[0]) throw new Error('approve-after-max-ms must be at least approve-after-min-ms')
+  return config
+}
