@@ -21,8 +21,13 @@ const settings = JSON.parse(process.env.SOAK_WORKER ?? 'null') as SweepWorkerSet
 if (settings === null) throw new Error('soak/sweep-worker.ts is started by soak/sweep.ts (SOAK_WORKER is missing)')
 
 const tell = (message: WorkerMessage) => process.send?.(message)
+// The store's connections (a transactional claim holds one while its handlers run, and while the status API
+// confirms it), and the soak's own log's: one pool for both could have every connection held by a claim waiting
+// on a confirmation whose log write waits for a connection.
 const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: 8 })
 pool.on('error', () => {})
+const logPool = new pg.Pool({ connectionString: settings.databaseUrl, max: 4 })
+logPool.on('error', () => {})
 
 // Errors are what the run must explain: printed (a few of each), never silenced.
 const seen = new Map<string, number>()
@@ -47,14 +52,14 @@ const client = {
   async searchTransactions(reference: 'exchange_number' | 'order_number', value: string): Promise<readonly object[]> {
     // The start as the sweeper sees it (its spacing runs from here), written before the request goes out.
     const startedAt = new Date()
-    const { rows } = await pool.query<{ id: string }>(
+    const { rows } = await logPool.query<{ id: string }>(
       `INSERT INTO "${settings.lookupsTable}" (reference, value, pid, started_at) VALUES ($1, $2, $3, $4) RETURNING id`,
       [reference, value, process.pid, startedAt],
     )
     try {
       return await api.searchTransactions(reference, value)
     } finally {
-      await pool.query(`UPDATE "${settings.lookupsTable}" SET ended_at = clock_timestamp() WHERE id = $1`, [rows[0]?.id])
+      await logPool.query(`UPDATE "${settings.lookupsTable}" SET ended_at = clock_timestamp() WHERE id = $1`, [rows[0]?.id])
     }
   },
 }
@@ -73,7 +78,7 @@ if (settings.store === 'redis') {
 
 const ledger = `INSERT INTO "${settings.ledgerTable}" (order_number, exchange_number, state, kind, pid) VALUES ($1, $2, $3, $4, $5)`
 async function recordRun(event: PaymentEvent<Queryable | undefined>): Promise<void> {
-  const db = settings.store === 'postgres' ? event.transaction : pool
+  const db = settings.store === 'postgres' ? event.transaction : logPool
   if (db === undefined) throw new Error('soak: the transactional store handed the handler no transaction')
   await db.query(ledger, [event.payment.orderNumber, event.payment.exchangeNumber, event.state, event.delivery, process.pid])
 }
@@ -87,7 +92,7 @@ const noting: DeliveryHandler = {
     const response = await receiver.handle(delivery)
     const payment = response.payment
     if (response.outcome === 'processed' && payment !== undefined && payment.state !== 'pending')
-      await pool.query(`INSERT INTO "${settings.finalsTable}" (order_number, state, pid) VALUES ($1, $2, $3)`, [payment.orderNumber, payment.state, process.pid])
+      await logPool.query(`INSERT INTO "${settings.finalsTable}" (order_number, state, pid) VALUES ($1, $2, $3)`, [payment.orderNumber, payment.state, process.pid])
     return response
   },
 }
@@ -113,7 +118,7 @@ async function stop(): Promise<void> {
   server.closeAllConnections()
   await receiver.close().catch(() => {})
   for (const [text, count] of seen) if (count > 3) console.error(`[sweep worker ${process.pid}] ${text}: ${count} times in all`)
-  await Promise.allSettled([pool.end(), redis?.quit()])
+  await Promise.allSettled([pool.end(), logPool.end(), redis?.quit()])
   process.exit(0)
 }
 process.on('SIGTERM', () => void stop())
