@@ -88,9 +88,10 @@ export function checkSweep(input: {
 
   const finalOf = new Map<string, number>()
   for (const row of finals) finalOf.set(row.order_number, Math.min(finalOf.get(row.order_number) ?? Number.POSITIVE_INFINITY, row.at))
-  // The sweeper's own finds settle the book right after the handler, and it looks nothing up in between.
+  // The sweeper's own finds settle the book right after the handler, and it looks nothing up in between; unless the
+  // kill came between the two (then the payment was not final, and the next sweeper rightly looks it up again).
   for (const row of ledger)
-    if (row.kind === 'reconcile' && row.state !== 'pending') finalOf.set(row.order_number, Math.min(finalOf.get(row.order_number) ?? Number.POSITIVE_INFINITY, row.at))
+    if (row.kind === 'reconcile' && row.state !== 'pending' && !killedAt.has(row.pid)) finalOf.set(row.order_number, Math.min(finalOf.get(row.order_number) ?? Number.POSITIVE_INFINITY, row.at))
 
   const lookupsOf = new Map<string, LookupRow[]>()
   for (const row of lookups) if (row.reference === 'order_number') lookupsOf.set(row.value, [...(lookupsOf.get(row.value) ?? []), row])
@@ -98,6 +99,7 @@ export function checkSweep(input: {
   const latencies: number[] = []
   const abandonAges: number[] = []
   let lookedUpFinal = 0
+  const crossings: number[] = []
   let lateApprovals = 0
   const reached = { succeeded: 0, failed: 0, abandoned: 0 }
   for (const payment of payments) {
@@ -127,7 +129,9 @@ export function checkSweep(input: {
     if (finalRuns.length === 0) violate('a paid payment whose handlers never ran', payment.orderNumber)
     const finalAt = finalOf.get(payment.orderNumber)
     if (finalAt === undefined) continue
-    for (const row of lookupsOf.get(payment.orderNumber) ?? []) if (row.started_at > finalAt) lookedUpFinal++
+    for (const row of lookupsOf.get(payment.orderNumber) ?? [])
+      if (row.started_at > finalAt + config.crossingMs) lookedUpFinal++
+      else if (row.started_at > finalAt) crossings.push(row.started_at - finalAt)
     const latency = finalAt - payment.resultAt
     latencies.push(latency)
     const bound = Math.max(payment.resultAt, payment.createdAt + sweep.firstLookupAfterMs) - payment.resultAt + sweep.backoff.maxMs + sweep.everyMs + sweep.lockMs + slackMs
@@ -174,7 +178,12 @@ export function checkSweep(input: {
         `(bound: max(result, created + ${sweep.firstLookupAfterMs}) + backoff ${sweep.backoff.maxMs} + every ${sweep.everyMs} + lock ${sweep.lockMs} + slack ${slackMs} ms)`,
     ],
     ['abandoned', `closed ${abandonAges.length === 0 ? '-' : `${Math.round(Math.min(...abandonAges))}..${ms(Math.max(...abandonAges))}`} after their horizon (${sweep.abandonAfterMs} ms; 99: ${sweep.pendingAbandonAfterMs} ms)`],
-    ['lookups', `${sweeps.length} by order_number over ${seconds.toFixed(1)} s, of payments already final ${lookedUpFinal}; confirmations by exchange_number ${confirmations}`],
+    [
+      'lookups',
+      `${sweeps.length} by order_number over ${seconds.toFixed(1)} s, of payments already final ${lookedUpFinal}; ` +
+        `crossing a result that arrived as they started ${crossings.length}${crossings.length === 0 ? '' : ` (at most ${ms(Math.max(...crossings))} after it)`}; ` +
+        `confirmations by exchange_number ${confirmations}`,
+    ],
     ['rate', `at most ${perMinute} lookups in any 60 s (bound ${sweep.maxLookupsPerMinute}); closest ${ms(minGap)} apart (spacing ${ms(spacing)})`],
     ['sweepers', `${new Set(sweeps.map((row) => row.pid)).size} processes swept in turn; overlaps ${overlaps}`],
   ]

@@ -54,7 +54,9 @@ async function soak(store: StoreKind, config: SweepSoakConfig): Promise<boolean>
   const tag = randomBytes(5).toString('hex')
   const tables = { ledger: `soak_sweep_ledger_${tag}`, lookups: `soak_sweep_lookups_${tag}`, finals: `soak_sweep_finals_${tag}`, store: `soak_sweep_store_${tag}` }
   const redisPrefix = `soak-sweep:${tag}:`
-  console.log(`\n== sweep soak on ${store}: ${config.workers} workers, ${config.payments} payments, ${config.kills} sweeper kills, seed ${config.seed}, run ${tag}`)
+  console.log(
+    `\n== sweep soak on ${store}: ${config.workers} workers, ${config.payments} payments (${config.createPerSecond} a second), ${config.kills} sweeper kills, seed ${config.seed}, run ${tag}`,
+  )
   console.log(
     `settings    lost results ${config.lostShare * 100} %, lost approvals ${config.lostApprovalShare * 100} % of B2B1; first lookup after ${config.sweep.firstLookupAfterMs} ms, ` +
       `backoff ${config.sweep.backoff.baseMs}..${config.sweep.backoff.maxMs} ms, abandon after ${config.sweep.abandonAfterMs} ms (99: ${config.sweep.pendingAbandonAfterMs} ms), ` +
@@ -106,6 +108,9 @@ async function soak(store: StoreKind, config: SweepSoakConfig): Promise<boolean>
     const lane = async () => {
       while (next < config.payments) {
         const index = next++
+        // The buyers' pace: payment i is started no sooner than i / createPerSecond into the run.
+        const due = started + (index * 1000) / config.createPerSecond - Date.now()
+        if (due > 0) await sleep(due)
         const plan = pick(config.mix, draw())
         const approveDelay = config.approveAfterMs[0] + draw() * (config.approveAfterMs[1] - config.approveAfterMs[0])
         const payment = await play(client, fleet as Fleet<SweepWorkerSettings>, banks, `SWP-${tag}-${index}`, plan, config, approveDelay, approvals)

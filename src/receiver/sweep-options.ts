@@ -28,6 +28,11 @@ export interface SweepOptions {
   /** The most payments one pass takes from the book (oldest first). Default 500. */
   batch?: number
   /**
+   * Lookups handed over at once: each still starts its turn under maxLookupsPerMinute, but a slow API or store no
+   * longer holds the next one back. Default 4.
+   */
+  concurrency?: number
+  /**
    * Sweep in this process, on a timer (unref'd: it never keeps the process alive), whenever the receiver has the API
    * client and the store a payment book. `false`: only when you call `receiver.sweep()` (or run `fpx-collect sweep`).
    * Default true.
@@ -44,6 +49,7 @@ export interface SweepSettings {
   readonly everyMs: number
   readonly lockMs: number
   readonly batch: number
+  readonly concurrency: number
   readonly inProcess: boolean
 }
 
@@ -60,6 +66,7 @@ export const DEFAULT_SWEEP: SweepSettings = {
   everyMs: 30_000,
   lockMs: MINUTE,
   batch: 500,
+  concurrency: 4,
   inProcess: true,
 }
 
@@ -86,6 +93,7 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
     everyMs: positive(given.everyMs, DEFAULT_SWEEP.everyMs, 'everyMs'),
     lockMs: positive(given.lockMs, DEFAULT_SWEEP.lockMs, 'lockMs'),
     batch: positive(given.batch, DEFAULT_SWEEP.batch, 'batch'),
+    concurrency: positive(given.concurrency, DEFAULT_SWEEP.concurrency, 'concurrency'),
     inProcess: given.inProcess !== false,
   }
   if (settings.abandonAfterMs < settings.firstLookupAfterMs) throw new TypeError('sweep.abandonAfterMs must be at least firstLookupAfterMs')

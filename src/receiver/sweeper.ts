@@ -79,6 +79,7 @@ export class Sweeper {
   private timer: NodeJS.Timeout | undefined
   private stopped = false
   private lastLookupAt = Number.NEGATIVE_INFINITY
+  private gate: Promise<void> = Promise.resolve()
   private entries = 0
 
   constructor(private readonly parts: SweeperParts) {}
@@ -148,25 +149,35 @@ export class Sweeper {
     const { book, settings } = this.parts
     if (!(await this.hold())) return nothing(false)
     const report: Counts = { ...nothing(true) }
+    // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
+    const running = new Set<Promise<void>>()
     try {
       const now = Date.now()
       const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
       for (const payment of due) {
         // Oldest first: once one is too young for its first lookup, so is every one after it.
         if (payment.lookups === 0 && payment.createdAt.getTime() > now - settings.firstLookupAfterMs) break
-        report.due++
         if (this.stopped) break
-        await this.paced(keepAlive)
-        if (!(await this.hold())) break
-        // Just before asking: a result may have come in since the list was read.
-        const current = await book.find(payment.orderNumber)
-        if (current === undefined || current.status !== 'open') {
-          report.skipped++
-          continue
-        }
-        await this.lookUp(current, (this.held as { token: number }).token, report)
+        while (running.size >= settings.concurrency) await Promise.race(running)
+        // The lock was lost in an earlier turn: stop here.
+        if (this.held === undefined) break
+        report.due++
+        const task = this.turn(payment.orderNumber, keepAlive)
+          .then((turn) => {
+            if (turn === 'lost') return
+            if (turn === undefined) report.skipped++
+            else return this.lookUp(turn.payment, turn.token, report)
+          })
+          .catch((error: unknown) => {
+            report.failures++
+            this.parts.logger.error({ orderNumber: payment.orderNumber, err: error }, 'the sweeper failed to look up an open payment; it is tried again on a later pass')
+          })
+          .finally(() => running.delete(task))
+        running.add(task)
       }
+      await Promise.all(running)
     } finally {
+      await Promise.all(running)
       await this.releaseUnlessInProcess()
     }
     return report
@@ -181,13 +192,28 @@ export class Sweeper {
   }
 
   /**
-   * Waits until a lookup now keeps within maxLookupsPerMinute: requests at least 60 s / max apart, so any minute
-   * holds at most max of them.
+   * A lookup's turn to start: at least 60 s / maxLookupsPerMinute after the previous one started, so any minute
+   * holds at most that many, with the payment read again just before (a result may have come in since the list
+   * was read), and the lock checked. Turns are taken one at a time, so the re-read and the start stay together.
+   * Resolves to the payment and the lock's token when it is still open, undefined when it is final now, 'lost' when
+   * the lock is.
    */
-  private async paced(keepAlive: boolean): Promise<void> {
-    const spacing = 60_000 / this.parts.settings.maxLookupsPerMinute
-    const wait = this.lastLookupAt + spacing - Date.now()
-    if (wait > 0) await sleep(Math.ceil(wait), keepAlive)
+  private turn(orderNumber: string, keepAlive: boolean): Promise<{ payment: BookedPayment; token: number } | undefined | 'lost'> {
+    const mine = this.gate.then(async () => {
+      const wait = this.lastLookupAt + 60_000 / this.parts.settings.maxLookupsPerMinute - Date.now()
+      if (wait > 0) await sleep(Math.ceil(wait), keepAlive)
+      // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups.
+      if (this.held === undefined || !(await this.hold())) return 'lost'
+      const current = await this.parts.book.find(orderNumber)
+      if (current === undefined || current.status !== 'open') return undefined
+      this.lastLookupAt = Date.now()
+      return { payment: current, token: (this.held as { token: number }).token }
+    })
+    this.gate = mine.then(
+      () => undefined,
+      () => undefined,
+    )
+    return mine
   }
 
   private async lookUp(payment: BookedPayment, token: number, report: Counts): Promise<void> {
@@ -196,8 +222,6 @@ export class Sweeper {
     const log = { orderNumber: payment.orderNumber, lookups: payment.lookups + 1 }
     report.lookups++
     let records: readonly Record<string, unknown>[]
-    // Spaced from the previous request itself, not from the wait before the re-check (which takes its own time).
-    this.lastLookupAt = Date.now()
     try {
       records = (await this.parts.client(payment.uid).searchTransactions('order_number', payment.orderNumber)) as readonly Record<string, unknown>[]
     } catch (error) {
@@ -220,6 +244,9 @@ export class Sweeper {
         if (handled === null || STATE_RANK[state] > STATE_RANK[handled]) handled = state
         // Handled before, but the book missed it (a crash between completion and settling): settle it now.
         if (response.outcome !== 'processed') await book.settle(payment.orderNumber, state, String(record.exchange_number))
+      } else if (response.outcome === 'busy') {
+        // A delivery of the same payment is being handled right now: it settles the payment, or the next lookup does.
+        logger.info({ ...log, outcome: response.outcome }, 'a delivery of this payment was being handled while the sweeper looked it up; left to it')
       } else if (response.outcome !== 'queued') {
         report.failures++
         logger.error({ ...log, outcome: response.outcome, code: response.error?.code }, `the receiver did not take a result the status API shows: ${response.error?.message ?? response.outcome}`)
