@@ -5,12 +5,13 @@ import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { DEMO, type Emulator, launch, memoryLogger, paymentInput } from '../client/helpers.js'
 import { BOOK_STORES } from './book-stores.js'
 import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
+import { eventually } from '../inbox/suite.js'
 import { formBody, indexOf, moved, type Pairs, renamed, signedPairs } from './rearrange.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 const deliver = (receiver: Receiver<unknown>, body: string, kind: 'callback' | 'redirect' = 'callback') => receiver.handle({ kind, body, contentType: FORM })
 
-describe.each(BOOK_STORES)('payments known from creation ($name store)', ({ make }) => {
+describe.each(BOOK_STORES)('payments known from creation ($name store)', ({ name, make }) => {
   let emulator: Emulator
   let capture: CallbackCapture
   let opened: Awaited<ReturnType<(typeof BOOK_STORES)[number]['make']>>
@@ -181,6 +182,28 @@ describe.each(BOOK_STORES)('payments known from creation ($name store)', ({ make
     down = false
     expect((await deliver(guarded, body)).outcome).toBe('processed')
     await guarded.close()
+  })
+
+  it.skipIf(name === 'memory' || name === 'PGlite')('inbox mode: the check and the settle run from the inbox; a mismatch is dead-lettered', async () => {
+    // Tables made first: a fresh database's first inbox poll and first book write would both create them.
+    await (opened.store as { migrate?: () => Promise<void> }).migrate?.()
+    const queued = createReceiver({ checksumToken: DEMO.checksumToken, store: opened.store, inbox: { pollMs: 20, maxAttempts: 3 }, logger: false as never })
+    const runs: string[] = []
+    queued.on('payment.succeeded', (event) => void runs.push(`${event.payment.orderNumber}:${event.booked?.attached.cart}`))
+    try {
+      await queued.payments.record({ orderNumber: 'INBOX-1', amountSen: 10020, uid: DEMO.uid, kind: 'form', createdAt: new Date(), exchangeNumber: null, attached: { cart: 'C-9' } })
+      const forged = samplePaymentFields({ order_number: 'INBOX-1', transaction_amount: '1.00', transaction_amount_received: '1.00' })
+      expect((await deliver(queued, signCallback(forged, DEMO.checksumToken).body)).outcome).toBe('queued')
+      expect(await eventually(async () => (await queued.inbox.counts()).dead === 1)).toBe(true)
+      expect((await queued.inbox.list({ status: 'dead' }))[0]?.lastError).toMatch(/result_mismatch/)
+      const genuine = samplePaymentFields({ order_number: 'INBOX-1' })
+      expect((await deliver(queued, signCallback(genuine, DEMO.checksumToken).body)).outcome).toBe('queued')
+      expect(await eventually(async () => (await queued.payments.find('INBOX-1'))?.status === 'succeeded')).toBe(true)
+      expect(runs).toEqual(['INBOX-1:C-9'])
+    } finally {
+      await queued.inbox.stop()
+      await queued.close()
+    }
   })
 
   it('with book: false the store’s book is left alone', async () => {
