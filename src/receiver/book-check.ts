@@ -34,6 +34,19 @@ export class BookKeeper {
     this.local = localBook(book)
   }
 
+  /**
+   * For a book elsewhere (Redis, PostgreSQL), the read started beside the claim: in parallel, so it costs no round
+   * trip of its own, and before a transactional claim holds its connection (PGlite has one; a pool's may all be
+   * held by claims), so the claim never waits on it. Undefined for a book in this process, read after the claim at
+   * once (duplicates never touch it). A rejection is left for whoever awaits it (none after an early answer).
+   */
+  beside(orderNumber: string): Promise<BookedPayment | undefined> | undefined {
+    if (this.local !== undefined) return undefined
+    const reading = this.book.find(orderNumber)
+    reading.catch(() => {})
+    return reading
+  }
+
   /** The booked payment of an order: at once when the book is in this process, else its promise. May throw. */
   find(orderNumber: string): BookedPayment | undefined | Promise<BookedPayment | undefined> {
     return this.local !== undefined ? this.local.find(orderNumber) : this.book.find(orderNumber)

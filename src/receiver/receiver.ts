@@ -257,6 +257,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       const waitUntil = now + leaseMs
       const askUntil = now + busyWaitMs
       let pauseMs = 10
+      // A book elsewhere is read beside the claim (book-check.ts); one in this process after it.
+      const reading = keeper?.beside(verified.orderNumber)
       let previousState: PaymentState | null
       let transaction: TTransaction | undefined
       for (;;) {
@@ -299,11 +301,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         pauseMs *= 2
       }
 
-      // A recorded order is read after the claim, so that duplicates (answered above) never pay for it.
       let booked: BookedPayment | undefined
       if (keeper !== undefined) {
         try {
-          const found = keeper.find(verified.orderNumber)
+          const found = reading ?? keeper.find(verified.orderNumber)
           booked = found instanceof Promise ? await found : found
         } catch (error) {
           await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
