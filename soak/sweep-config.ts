@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto'
-import { parseFlags, type StoreKind } from './config.js'
+import { flagReader, type StoreKind } from './config.js'
 import type { SoakSweep } from './sweep-protocol.js'
 
 /*
@@ -42,26 +42,9 @@ export interface SweepSoakConfig {
 const DEFAULTS = { payments: 600, workers: 3, kills: 1, concurrency: 8 }
 
 export function loadSweepConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): SweepSoakConfig {
-  const flags = parseFlags(argv)
-  const known = new Set<string>()
-  const raw = (name: string): string | undefined => {
-    known.add(name)
-    return flags.get(name) ?? env[`SOAK_${name.replace(/-/g, '_').toUpperCase()}`]
-  }
-  const number = (name: string, fallback: number, check: (value: number) => boolean, expected: string): number => {
-    const text = raw(name)
-    if (text === undefined || text === '') return fallback
-    const value = Number(text)
-    if (!check(value)) throw new Error(`${name} must be ${expected}, not "${text}"`)
-    return value
-  }
-  const count = (name: string, fallback: number, min = 1) => number(name, fallback, (v) => Number.isInteger(v) && v >= min, `an integer ≥ ${min}`)
-  const share = (name: string, fallback: number) => number(name, fallback, (v) => v >= 0 && v <= 1, 'between 0 and 1')
-  const store = raw('store') ?? 'both'
-  const stores: StoreKind[] = store === 'both' ? ['redis', 'postgres'] : [store as StoreKind]
-  if (!stores.every((kind) => kind === 'redis' || kind === 'postgres')) throw new Error(`store must be redis, postgres or both, not "${store}"`)
+  const { count, share, flag, stores, done } = flagReader(argv, env)
   const config: SweepSoakConfig = {
-    stores,
+    stores: stores(),
     payments: count('payments', DEFAULTS.payments),
     workers: count('workers', DEFAULTS.workers, 2),
     kills: count('kills', DEFAULTS.kills, 0),
@@ -90,11 +73,11 @@ export function loadSweepConfig(argv: readonly string[] = process.argv.slice(2),
     crossingMs: count('crossing-ms', 500, 0),
     leaseMs: count('lease-ms', 10_000),
     seed: count('seed', randomInt(2 ** 31), 0),
-    keep: ['1', 'true', 'yes'].includes(raw('keep') ?? ''),
+    keep: flag('keep'),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
   }
-  for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)
+  done()
   const total = Object.values(config.mix).reduce((sum, value) => sum + value, 0)
   if (Math.abs(total - 1) > 1e-9) throw new Error(`the shares of what buyers do must add up to 1, not ${total}`)
   if (config.approveAfterMs[1] < config.approveAfterMs[0]) throw new Error('approve-after-max-ms must be at least approve-after-min-ms')

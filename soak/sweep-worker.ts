@@ -5,22 +5,20 @@
  * (stamped before the database write, as the sweeper's spacing sees it) and end; a delivery answered with a final
  * result logs when the payment became final. Tells the driver its port.
  */
-import type { AddressInfo } from 'node:net'
 import express from 'express'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { fpxCallback, fpxRedirect } from '../adapters/express.js'
 import { createClient } from '../src/client/index.js'
-import { createReceiver, type DeliveryHandler, type Logger, type PaymentEvent, type Receiver } from '../src/index.js'
+import { createReceiver, type DeliveryHandler, type PaymentEvent, type Receiver } from '../src/index.js'
 import { postgresStore } from '../src/stores/postgres/store.js'
 import { redisStore } from '../src/stores/redis/store.js'
-import type { WorkerMessage } from './protocol.js'
+import { serveWorker, soakLogger } from './serve.js'
 import { SWEEP_CALLBACK_PATH, SWEEP_REDIRECT_PATH, type SweepWorkerSettings } from './sweep-protocol.js'
 
 const settings = JSON.parse(process.env.SOAK_WORKER ?? 'null') as SweepWorkerSettings
 if (settings === null) throw new Error('soak/sweep-worker.ts is started by soak/sweep.ts (SOAK_WORKER is missing)')
 
-const tell = (message: WorkerMessage) => process.send?.(message)
 // The store's connections (a transactional claim holds one while its handlers run, and while the status API
 // confirms it), and the soak's own log's: one pool for both could have every connection held by a claim waiting
 // on a confirmation whose log write waits for a connection.
@@ -30,19 +28,7 @@ const logPool = new pg.Pool({ connectionString: settings.databaseUrl, max: 4 })
 logPool.on('error', () => {})
 
 // Errors are what the run must explain: printed (a few of each), never silenced.
-const seen = new Map<string, number>()
-const logger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error(details, message) {
-    const err = (details as { err?: unknown }).err
-    const text = err instanceof Error ? `${message}: ${err.message}` : message
-    const count = (seen.get(text) ?? 0) + 1
-    seen.set(text, count)
-    if (count <= 3) console.error(`[sweep worker ${process.pid}] ${text}`)
-  },
-}
+const logger = soakLogger('sweep worker')
 
 type Queryable = Pick<pg.PoolClient, 'query'>
 
@@ -102,25 +88,8 @@ app.disable('x-powered-by')
 app.post(SWEEP_CALLBACK_PATH, fpxCallback(noting))
 app.post(SWEEP_REDIRECT_PATH, fpxRedirect(noting))
 
-const server = app.listen(0, '127.0.0.1', (error?: Error) => {
-  if (error !== undefined) {
-    tell({ type: 'failed', message: error.message })
-    process.exit(1)
-  }
-  tell({ type: 'ready', port: (server.address() as AddressInfo).port })
-})
-
-let stopping = false
-async function stop(): Promise<void> {
-  if (stopping) return
-  stopping = true
-  server.close()
-  server.closeAllConnections()
+serveWorker(app, async () => {
   await receiver.close().catch(() => {})
-  for (const [text, count] of seen) if (count > 3) console.error(`[sweep worker ${process.pid}] ${text}: ${count} times in all`)
+  logger.summary()
   await Promise.allSettled([pool.end(), logPool.end(), redis?.quit()])
-  process.exit(0)
-}
-process.on('SIGTERM', () => void stop())
-process.on('SIGINT', () => void stop())
-process.on('disconnect', () => void stop())
+})

@@ -24,7 +24,8 @@ import type { ReceiverStore } from '../src/index.js'
 import { postgresStore } from '../src/stores/postgres/store.js'
 import { redisStore } from '../src/stores/redis/store.js'
 import { DEMO, hiddenFields } from '../test/emulator/harness.js'
-import type { StoreKind } from './config.js'
+import { onEachStore, type StoreKind } from './config.js'
+import { deleteRedisKeys } from './resources.js'
 import { checkSweep, type FinalRow, type LedgerRow, type LookupRow, type Plan, type PlannedPayment } from './sweep-checks.js'
 import { loadSweepConfig, type SweepSoakConfig } from './sweep-config.js'
 import { SWEEP_CALLBACK_PATH, SWEEP_REDIRECT_PATH, SWEEP_TABLES, type SweepWorkerSettings } from './sweep-protocol.js'
@@ -165,14 +166,7 @@ async function soak(store: StoreKind, config: SweepSoakConfig): Promise<boolean>
     await emulator.stop()
     if (!config.keep) {
       await pool.query(`DROP TABLE IF EXISTS ${[tables.ledger, tables.lookups, tables.finals, tables.store, `${tables.store}_inbox`, `${tables.store}_timeline`, `${tables.store}_book`, `${tables.store}_locks`].map((t) => `"${t}"`).join(', ')}`).catch(() => {})
-      if (redis !== undefined) {
-        let cursor = '0'
-        do {
-          const [nextCursor, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 1000)
-          if (keys.length > 0) await redis.unlink(...keys)
-          cursor = nextCursor
-        } while (cursor !== '0')
-      }
+      if (redis !== undefined) await deleteRedisKeys(redis, redisPrefix).catch(() => 0)
     }
     await Promise.allSettled([pool.end(), redis?.quit()])
   }
@@ -261,13 +255,4 @@ try {
   console.error((error as Error).message)
   process.exit(2)
 }
-let ok = true
-for (const store of config.stores) {
-  try {
-    if (!(await soak(store, config))) ok = false
-  } catch (error) {
-    ok = false
-    console.error(`\nthe ${store} sweep soak could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
-  }
-}
-process.exit(ok ? 0 : 1)
+process.exit((await onEachStore(config, 'sweep soak', soak)) ? 0 : 1)

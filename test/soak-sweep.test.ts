@@ -1,6 +1,6 @@
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
+import { runDriver } from './soak-run.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
 
 /*
@@ -10,7 +10,6 @@ import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
  */
 
 const DRIVER = fileURLToPath(new URL('../soak/sweep.ts', import.meta.url))
-const TSX = import.meta.resolve('tsx')
 // The logs of every run are PostgreSQL tables, whichever store it soaks.
 const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
 const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
@@ -19,18 +18,7 @@ const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
 const TIMEOUT_MS = 300_000
 
 function runSoak(store: 'redis' | 'postgres', signal: AbortSignal): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', TSX, DRIVER], {
-    signal,
-    env: { ...process.env, REDIS_URL, DATABASE_URL, SOAK_STORE: store, SOAK_PAYMENTS: '80', SOAK_WORKERS: '2', SOAK_KILLS: '1', SOAK_SLACK_MS: '8000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return new Promise((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, output }))
-  })
+  return runDriver(DRIVER, { REDIS_URL, DATABASE_URL, SOAK_STORE: store, SOAK_PAYMENTS: '80', SOAK_WORKERS: '2', SOAK_KILLS: '1', SOAK_SLACK_MS: '8000' }, signal)
 }
 
 describe.concurrent('sweep soak: results lost, the sweeper finds them, across processes', () => {

@@ -8,8 +8,7 @@ import { INBOX_STATES } from '../contract/inbox-queue.js'
 import type { PaymentState } from '../core/payment.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
-import { MissingPackage } from './optional.js'
-import { openStore, scrub, storeUrl, StoreUnreachable } from './store-url.js'
+import { openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
 
 export const INBOX_HELP = `Usage: fpx-collect inbox <list | show | retry> [options]
 
@@ -111,8 +110,7 @@ export async function inbox(argv: readonly string[], io: Io, env: NodeJS.Process
     opened = await open(url, args.string('table'), args.string('prefix'))
   } catch (error) {
     if (error instanceof UsageError) throw error
-    const reason = error instanceof StoreUnreachable || error instanceof MissingPackage ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
-    io.err(`fpx-collect inbox: ${reason}\n`)
+    io.err(`fpx-collect inbox: ${unreachable(error, url)}\n`)
     return EXIT.failure
   }
   const { queue } = opened

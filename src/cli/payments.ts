@@ -6,8 +6,7 @@ import type { BookedPayment, PaymentBook } from '../contract/payment-book.js'
 import { withCreation } from '../receiver/payments.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
-import { MissingPackage } from './optional.js'
-import { type OpenedStore, openStore, scrub, storeUrl, StoreUnreachable } from './store-url.js'
+import { type OpenedStore, openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
 
 export const PAYMENTS_HELP = `Usage: fpx-collect payments <list --open | show> [options]
 
@@ -111,8 +110,7 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
     })
   } catch (error) {
     if (error instanceof UsageError) throw error
-    const reason = error instanceof StoreUnreachable || error instanceof MissingPackage ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
-    io.err(`fpx-collect payments: ${reason}\n`)
+    io.err(`fpx-collect payments: ${unreachable(error, url)}\n`)
     return EXIT.failure
   }
   try {

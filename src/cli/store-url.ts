@@ -6,7 +6,7 @@ import type { TableName } from '../stores/postgres/sql.js'
 import type { PostgresStore } from '../stores/postgres/store.js'
 import type { RedisStore } from '../stores/redis/store.js'
 import { UsageError } from './args.js'
-import { importOptional } from './optional.js'
+import { importOptional, MissingPackage } from './optional.js'
 
 export interface OpenedStore {
   readonly store: PostgresStore<unknown> | RedisStore
@@ -30,6 +30,15 @@ export function scrub(text: string, url: URL): string {
   }
   const secrets = [url.password, decoded].filter((secret) => secret.length >= 3)
   return secrets.reduce((result, secret) => result.split(secret).join('***'), text)
+}
+
+/**
+ * Why a store could not be opened, for the operator: our own explanations as they are, anything else (a driver's
+ * error) after the host it tried, with the URL's password scrubbed. A UsageError is the caller's to rethrow.
+ */
+export function unreachable(error: unknown, url: URL): string {
+  if (error instanceof StoreUnreachable || error instanceof MissingPackage) return error.message
+  return `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error)?.message ?? String(error), url)}`
 }
 
 /** The store URL from --url or the environment variable, parsed; UsageError when there is none. */

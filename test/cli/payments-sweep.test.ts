@@ -3,21 +3,38 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/index.js'
-import { createReceiver, type ReceiverStore } from '../../src/index.js'
-import { postgresStore } from '../../src/stores/postgres/store.js'
+import { createReceiver } from '../../src/index.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
-import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
+import { uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { runCli } from './run.js'
+import { cliStores } from './stores.js'
 
 const available = (await serviceAvailable('PostgreSQL', DATABASE_URL)) && (await serviceAvailable('Redis', REDIS_URL))
 
 const SRC = (file: string) => JSON.stringify(fileURLToPath(new URL(`../../src/${file}`, import.meta.url)))
+
+/**
+ * Writes the merchant's receiver module the sweep command loads: its API client (the emulator), its receiver (with
+ * `store.options`), and a handler that says what ran; `more` lines after that.
+ */
+function receiverModule(file: string, baseUrl: string, store: { imports?: string[]; options: string }, more: string[] = []): string {
+  const credentials = { ...DEMO, logger: false }
+  const lines = [
+    `import { createReceiver } from ${SRC('index.ts')}`,
+    `import { createClient } from ${SRC('client/index.ts')}`,
+    ...(store.imports ?? []),
+    `const client = createClient({ environment: { baseUrl: ${JSON.stringify(baseUrl)} }, ...${JSON.stringify(credentials)} })`,
+    `export const receiver = createReceiver({ checksumToken: ${JSON.stringify(DEMO.checksumToken)}, client, logger: false, ${store.options} })`,
+    "receiver.on('payment.succeeded', (event) => void process.stderr.write('HANDLED ' + event.payment.orderNumber + ' ' + event.delivery + '\\n'))",
+    ...more,
+  ]
+  writeFileSync(file, `${lines.join('\n')}\n`)
+  return file
+}
 
 // Every command is a Node process of its own (tsx), seconds each on a busy machine.
 describe('fpx-collect payments and sweep: usage', { timeout: 60_000 }, () => {
@@ -53,16 +70,18 @@ describe('fpx-collect payments and sweep: usage', { timeout: 60_000 }, () => {
   })
 })
 
+// The sweep tests' emulator, and where they write the merchant's receiver modules.
+let emulator: Emulator
+const dir = mkdtempSync(join(tmpdir(), 'fpx-sweep-'))
+beforeAll(async () => {
+  emulator = await launch()
+})
+afterAll(async () => {
+  await emulator.stop()
+  rmSync(dir, { recursive: true, force: true })
+})
+
 describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 60_000 }, () => {
-  let emulator: Emulator
-  const dir = mkdtempSync(join(tmpdir(), 'fpx-sweep-'))
-  beforeAll(async () => {
-    emulator = await launch()
-  })
-  afterAll(async () => {
-    await emulator.stop()
-    rmSync(dir, { recursive: true, force: true })
-  })
 
   it('hands a lost result to the module’s handlers once, and says so', async () => {
     await emulator.control('/faults', { lose_results: 1 })
@@ -71,18 +90,10 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
     const created = await client.createPayment(input)
     await emulator.complete(created.exchangeNumber as string, 'approve')
     // The merchant's module: its store (memory here, so it records the payment itself), its client, its handler.
-    const module = join(dir, 'receiver.mts')
-    writeFileSync(
-      module,
-      `import { createReceiver } from ${SRC('index.ts')}
-import { createClient } from ${SRC('client/index.ts')}
-const client = createClient({ environment: { baseUrl: ${JSON.stringify(emulator.baseUrl)} }, uid: ${JSON.stringify(DEMO.uid)}, authToken: ${JSON.stringify(DEMO.authToken)}, checksumToken: ${JSON.stringify(DEMO.checksumToken)}, logger: false })
-export const receiver = createReceiver({ checksumToken: ${JSON.stringify(DEMO.checksumToken)}, client, sweep: { inProcess: false }, logger: false })
-receiver.on('payment.succeeded', (event) => void process.stderr.write('HANDLED ' + event.payment.orderNumber + ' ' + event.delivery + '\\n'))
-await receiver.payments.record({ orderNumber: ${JSON.stringify(input.order_number)}, amountSen: 10020, uid: ${JSON.stringify(DEMO.uid)}, kind: 'payment', createdAt: new Date(Date.now() - 3_600_000), exchangeNumber: null, attached: {} })
-export function close() { process.stderr.write('CLOSED\\n') }
-`,
-    )
+    const module = receiverModule(join(dir, 'receiver.mts'), emulator.baseUrl, { options: 'sweep: { inProcess: false }' }, [
+      `await receiver.payments.record({ orderNumber: ${JSON.stringify(input.order_number)}, amountSen: 10020, uid: ${JSON.stringify(DEMO.uid)}, kind: 'payment', createdAt: new Date(Date.now() - 3_600_000), exchangeNumber: null, attached: {} })`,
+      "export function close() { process.stderr.write('CLOSED\\n') }",
+    ])
     const result = await runCli(['sweep', '--receiver', module])
     expect(result.stdout).toContain('due 1, lookups 1: processed 1, closed 1, abandoned 0, still open 0, skipped 0, failures 0')
     expect(result.stderr).toContain(`HANDLED ${input.order_number} reconcile`)
@@ -99,28 +110,8 @@ export function close() { process.stderr.write('CLOSED\\n') }
 })
 
 describe.skipIf(!available)('fpx-collect payments and sweep: against the stores', { timeout: 90_000 }, () => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 })
-  const redis = new Redis(REDIS_URL)
-  const table = uniqueTable('cli')
-  const prefix = `fpx-payments-cli:${randomUUID()}:`
-  let emulator: Emulator
-  const dir = mkdtempSync(join(tmpdir(), 'fpx-sweep-'))
-  beforeAll(async () => {
-    emulator = await launch()
-  })
-  afterAll(async () => {
-    await emulator.stop()
-    await dropStoreTables(pool, table)
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-    await Promise.all([pool.end(), redis.quit()])
-    rmSync(dir, { recursive: true, force: true })
-  })
+  const { pool, redis, prefix, cases } = cliStores('payments')
 
-  const cases: [string, () => ReceiverStore<unknown>, string[]][] = [
-    ['PostgreSQL', () => postgresStore({ client: pool, table }), ['--url', DATABASE_URL, '--table', table]],
-    ['Redis', () => redisStore({ client: redis, prefix, inspect: false }), ['--url', REDIS_URL, '--prefix', prefix]],
-  ]
   for (const [name, store, where] of cases)
     it(`${name}: lists the open payments oldest first, shows one with its timeline`, async () => {
       const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: store(), logger: false as never })
@@ -167,19 +158,10 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
     const input = paymentInput()
     const created = await client.createPayment(input)
     await emulator.complete(created.exchangeNumber as string, 'approve')
-    const module = join(dir, 'redis-receiver.mts')
-    writeFileSync(
-      module,
-      `import { Redis } from ${JSON.stringify(import.meta.resolve('ioredis'))}
-import { createReceiver } from ${SRC('index.ts')}
-import { createClient } from ${SRC('client/index.ts')}
-import { redisStore } from ${SRC('stores/redis/store.ts')}
-const redis = new Redis(${JSON.stringify(REDIS_URL)})
-const client = createClient({ environment: { baseUrl: ${JSON.stringify(emulator.baseUrl)} }, uid: ${JSON.stringify(DEMO.uid)}, authToken: ${JSON.stringify(DEMO.authToken)}, checksumToken: ${JSON.stringify(DEMO.checksumToken)}, logger: false })
-export const receiver = createReceiver({ checksumToken: ${JSON.stringify(DEMO.checksumToken)}, store: redisStore({ client: redis, prefix: ${JSON.stringify(sweepPrefix)}, inspect: false }), client, sweep: { inProcess: false, firstLookupAfterMs: 1 }, logger: false })
-receiver.on('payment.succeeded', (event) => void process.stderr.write('HANDLED ' + event.payment.orderNumber + '\\n'))
-`,
-    )
+    const module = receiverModule(join(dir, 'redis-receiver.mts'), emulator.baseUrl, {
+      imports: [`import { Redis } from ${JSON.stringify(import.meta.resolve('ioredis'))}`, `import { redisStore } from ${SRC('stores/redis/store.ts')}`],
+      options: `store: redisStore({ client: new Redis(${JSON.stringify(REDIS_URL)}), prefix: ${JSON.stringify(sweepPrefix)}, inspect: false }), sweep: { inProcess: false, firstLookupAfterMs: 1 }`,
+    })
     await new Promise((resolve) => setTimeout(resolve, 5))
     const result = await runCli(['sweep', '--receiver', module])
     expect(result.stdout, result.stderr).toContain('due 1, lookups 1: processed 1, closed 1')

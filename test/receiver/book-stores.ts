@@ -1,13 +1,17 @@
 import { randomUUID } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
+import { afterAll, beforeAll } from 'vitest'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import type { ReceiverStore } from '../../src/index.js'
 import { memoryStore } from '../../src/index.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { redisStore } from '../../src/stores/redis/store.js'
+import { deleteRedisKeys } from '../../soak/resources.js'
 import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
+import { type Emulator, launch } from '../client/helpers.js'
+import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
 
 /**
  * The stores with a payment book and a sweep lock that the payment-life tests run against. Each case makes a fresh,
@@ -55,13 +59,7 @@ export const BOOK_STORES: BookStoreCase[] = [
               store: open(),
               shared: async () => open(),
               async close() {
-                const admin = clients[0] as Redis
-                let cursor = '0'
-                do {
-                  const [next, keys] = await admin.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-                  if (keys.length > 0) await admin.del(...keys)
-                  cursor = next
-                } while (cursor !== '0')
+                await deleteRedisKeys(clients[0] as Redis, prefix)
                 await Promise.all(clients.map((client) => client.quit()))
               },
             }
@@ -107,3 +105,20 @@ export const BOOK_STORES: BookStoreCase[] = [
     },
   },
 ]
+
+/**
+ * For one describe block: an emulator whose callbacks go once, without retries, to a capture that keeps them (the
+ * genuine signed results a test then delivers as it likes). Read the fields once the block's tests run.
+ */
+export function emulatorWithCapture(): { readonly emulator: Emulator; readonly capture: CallbackCapture } {
+  const services = {} as { emulator: Emulator; capture: CallbackCapture }
+  beforeAll(async () => {
+    services.capture = await captureCallbacks()
+    services.emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
+  })
+  afterAll(async () => {
+    await services.emulator.stop()
+    await services.capture.close()
+  })
+  return services
+}

@@ -1,10 +1,10 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createClient, type FpxClient } from '../../src/client/index.js'
 import { createReceiver, type PaymentBook, type PaymentEvent, type Receiver, type ReceiverOptions, type ReceiverStore } from '../../src/index.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
-import { DEMO, type Emulator, launch, memoryLogger, paymentInput } from '../client/helpers.js'
-import { BOOK_STORES } from './book-stores.js'
-import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
+import { DEMO, type Emulator, memoryLogger, paymentInput } from '../client/helpers.js'
+import { BOOK_STORES, emulatorWithCapture } from './book-stores.js'
+import type { CallbackCapture } from './callback-capture.js'
 import { localBook } from '../../src/contract/local-book.js'
 import { eventually } from '../inbox/suite.js'
 import { formBody, indexOf, moved, type Pairs, renamed, signedPairs } from './rearrange.js'
@@ -20,15 +20,9 @@ describe.each(BOOK_STORES)('payments known from creation ($name store)', ({ name
   let client: FpxClient
   let events: PaymentEvent<unknown>[]
 
-  beforeAll(async () => {
-    capture = await captureCallbacks()
-    emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
-  })
-  afterAll(async () => {
-    await emulator.stop()
-    await capture.close()
-  })
+  const services = emulatorWithCapture()
   beforeEach(async () => {
+    ;({ emulator, capture } = services)
     opened = await make()
     receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: opened.store, logger: false as never })
     events = []

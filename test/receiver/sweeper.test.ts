@@ -1,11 +1,11 @@
 import * as api from '@opentelemetry/api'
 import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createClient, type FpxClient } from '../../src/client/index.js'
 import { createReceiver, type PaymentEvent, type Receiver, type ReceiverOptions, type ReceiverStore, type SweepLock, type SweepOptions } from '../../src/index.js'
-import { countingFetch, DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
-import { BOOK_STORES } from './book-stores.js'
-import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
+import { countingFetch, DEMO, type Emulator, paymentInput } from '../client/helpers.js'
+import { BOOK_STORES, emulatorWithCapture } from './book-stores.js'
+import type { CallbackCapture } from './callback-capture.js'
 
 const FORM = 'application/x-www-form-urlencoded'
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -25,15 +25,9 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
   let apiClient: FpxClient
   const made: Receiver<unknown>[] = []
 
-  beforeAll(async () => {
-    capture = await captureCallbacks()
-    emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
-  })
-  afterAll(async () => {
-    await emulator.stop()
-    await capture.close()
-  })
+  const services = emulatorWithCapture()
   beforeEach(async () => {
+    ;({ emulator, capture } = services)
     await emulator.control('/reset', {})
     opened = await make()
     const counting = countingFetch()
