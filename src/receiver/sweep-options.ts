@@ -97,5 +97,7 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
     inProcess: given.inProcess !== false,
   }
   if (settings.abandonAfterMs < settings.firstLookupAfterMs) throw new TypeError('sweep.abandonAfterMs must be at least firstLookupAfterMs')
+  // The in-process sweeper renews its lease on each wake-up: a lease shorter than the wait would lapse between them.
+  if (settings.inProcess && settings.everyMs >= settings.lockMs) throw new TypeError('sweep.everyMs must be less than sweep.lockMs')
   return settings
 }

@@ -224,3 +224,14 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
     }
   })
 })
+
+describe('sweep options', () => {
+  it('refuses settings that cannot work, naming the option', () => {
+    const make = (sweep: SweepOptions) => () => createReceiver({ checksumToken: DEMO.checksumToken, sweep, logger: false as never })
+    expect(make({ everyMs: 0 })).toThrow(/sweep\.everyMs must be a positive integer/)
+    expect(make({ backoff: { baseMs: 10, maxMs: 5 } })).toThrow(/backoff\.maxMs must be at least/)
+    expect(make({ firstLookupAfterMs: 10_000, abandonAfterMs: 5_000 })).toThrow(/abandonAfterMs must be at least firstLookupAfterMs/)
+    expect(make({ everyMs: 60_000, lockMs: 30_000 })).toThrow(/everyMs must be less than sweep\.lockMs/)
+    expect(make({ everyMs: 60_000, lockMs: 30_000, inProcess: false })).not.toThrow()
+  })
+})
