@@ -31,6 +31,9 @@ export {
   type ReceiverOptions,
   type ReceiverResponse,
   type ResultSource,
+  type ReceiverPayments,
+  type SweepOptions,
+  type SweepReport,
 } from './receiver/receiver.js'
 export {
   answerCallback,
@@ -47,6 +50,18 @@ export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from 
 export type { BackoffOptions } from './inbox/backoff.js'
 export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './contract/inbox-queue.js'
 export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './contract/timeline.js'
+export type {
+  AttachedData,
+  BookedPayment,
+  BookStatus,
+  CreatedPayment as CreatedPaymentRecord,
+  CreationKind,
+  LookupNote,
+  OpenQuery,
+  OpenSummary,
+  PaymentBook,
+  SweepLock,
+} from './contract/payment-book.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { RefusalRecord, RefusalSummary } from './receiver/refusals.js'
 export type { FieldInput } from './core/values.js'

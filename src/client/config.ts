@@ -1,5 +1,6 @@
 import { isChecksumToken } from '../core/checksum-token.js'
 import { type Logger, type LoggerOption, safeLogger } from '../core/logger.js'
+import type { PaymentBookSource } from './booking.js'
 
 /**
  * The spec says sandbox and production each have their own {base_url} ending in /api, but does not give them.
@@ -33,6 +34,12 @@ export interface ClientOptions {
   fetch?: typeof fetch
   /** Retries and discarded bank entries are warned about. Default: warnings on the console; `false` silences. */
   logger?: LoggerOption
+  /**
+   * Record every payment this client creates in the payment book: pass the receiver (or its store). Then
+   * buildPaymentForm returns a promise, and results are checked against what was asked, and swept when they never
+   * come (docs/payment-lifecycle.md).
+   */
+  book?: PaymentBookSource
 }
 
 export interface ResolvedConfig {

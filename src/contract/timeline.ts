@@ -14,7 +14,10 @@ import type { PaymentState } from '../core/payment.js'
  * - `handler_failed`: a handler threw; answered 500 for a redelivery (or retried from the inbox);
  * - `failed`: the store failed, the lease was lost, or something unexpected happened; `code` says which;
  * - `processed`: the handlers ran and the state was recorded;
- * - `dead_lettered`: the inbox gave up retrying after its last attempt.
+ * - `dead_lettered`: the inbox gave up retrying after its last attempt;
+ * - `created`: the merchant's client created the payment (read from the payment book, never stored twice);
+ * - `lookup`: the sweeper asked the status API about the payment; `code` and `message` say what it showed;
+ * - `abandoned`: the sweeper closed the payment after its horizon with no final result.
  */
 export type TimelineEvent =
   | 'received'
@@ -29,9 +32,15 @@ export type TimelineEvent =
   /** Inbox mode: written to the inbox, the handlers run from there. */
   | 'queued'
   | 'dead_lettered'
+  | 'created'
+  | 'lookup'
+  | 'abandoned'
 
-/** Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox. */
-export type TimelineSource = 'callback' | 'redirect' | 'reconcile' | 'inbox'
+/**
+ * Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox; and for the
+ * payment book's entries, the merchant's client (`created`) or the sweeper (`lookup`, `abandoned`).
+ */
+export type TimelineSource = 'callback' | 'redirect' | 'reconcile' | 'inbox' | 'client' | 'sweep'
 
 export interface TimelineEntry {
   readonly at: Date

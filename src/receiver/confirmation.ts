@@ -11,7 +11,8 @@ import type { VerifiedPayment } from '../core/result/verify.js'
  * receiver does not import the client (which imports the receiver for reconciliation).
  */
 export interface ConfirmingClient {
-  searchTransactions(reference: 'exchange_number', value: string): Promise<readonly object[]>
+  /** By exchange_number to confirm a result; by order_number for the sweeper's lookups (payments.ts). */
+  searchTransactions(reference: 'exchange_number' | 'order_number', value: string): Promise<readonly object[]>
 }
 
 /** One client for every result, or the client of the credential set that signed it (partners). */

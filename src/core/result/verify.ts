@@ -72,6 +72,11 @@ export class VerifiedPayment {
     return value !== undefined && value !== ''
   }
 
+  /** A top-level field's text as received, without building the typed view or the fields object. */
+  text(name: string): string | undefined {
+    return this.message.text(name)
+  }
+
   /** order_number as received (always present: required), without building the typed view. */
   get orderNumber(): string {
     return this.message.text('order_number') as string

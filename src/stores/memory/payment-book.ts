@@ -9,6 +9,7 @@ import {
   type PaymentBook,
   type SweepLock,
 } from '../../contract/payment-book.js'
+import { offerLocalBook } from '../../contract/local-book.js'
 
 /** Oldest created first, then by order_number: the order every store lists open payments in. */
 const byCreation = (a: BookedPayment, b: BookedPayment) =>
@@ -33,7 +34,10 @@ export class MemoryPaymentBook implements PaymentBook {
     private readonly retentionMs: number,
     private readonly maxEntries: number,
     private readonly lock: MemorySweepLock,
-  ) {}
+  ) {
+    // The receiver reads the book on every new payment state: it gets the answer without a promise.
+    offerLocalBook(this, { find: (orderNumber) => this.held(orderNumber, Date.now()), settle: (...args) => this.settleNow(...args) })
+  }
 
   async record(payment: CreatedPayment): Promise<boolean> {
     const now = Date.now()
@@ -49,6 +53,10 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   async settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean> {
+    return this.settleNow(orderNumber, state, exchangeNumber)
+  }
+
+  private settleNow(orderNumber: string, state: PaymentState, exchangeNumber: string): boolean {
     const now = Date.now()
     const booked = this.held(orderNumber, now)
     if (booked === undefined) return false

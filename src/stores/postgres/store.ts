@@ -189,7 +189,13 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     return attempt
   }
 
-  const migrate = () => runSchema(schemaStatements(table))
+  // One migration at a time per store: the claims' first use and the payment book's (read beside a claim) would
+  // otherwise run the schema together and collide on the catalog more often than runSchema's retries allow.
+  let migrating: Promise<void> | undefined
+  const migrate = () =>
+    (migrating ??= runSchema(schemaStatements(table)).finally(() => {
+      migrating = undefined
+    }))
   const book = postgresPaymentBook({ query, table: bookTable(table), migrate, retentionMs })
 
   async function runSchema(schema: string[]): Promise<void> {
