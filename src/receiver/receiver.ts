@@ -257,8 +257,15 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       const waitUntil = now + leaseMs
       const askUntil = now + busyWaitMs
       let pauseMs = 10
-      // A book elsewhere is read beside the claim (book-check.ts); one in this process after it.
-      const reading = keeper?.beside(verified.orderNumber)
+      // A book elsewhere is read before the claim (book-check.ts); one in this process after it.
+      let booked: BookedPayment | undefined
+      if (keeper !== undefined && !keeper.inProcess) {
+        try {
+          booked = await keeper.find(verified.orderNumber)
+        } catch (error) {
+          return bookUnavailable(error, verified, kind)
+        }
+      }
       let previousState: PaymentState | null
       let transaction: TTransaction | undefined
       for (;;) {
@@ -301,17 +308,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         pauseMs *= 2
       }
 
-      let booked: BookedPayment | undefined
-      if (keeper !== undefined) {
+      if (keeper?.inProcess === true) {
         try {
-          const found = reading ?? keeper.find(verified.orderNumber)
-          booked = found instanceof Promise ? await found : found
+          booked = keeper.findNow(verified.orderNumber)
         } catch (error) {
           await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
-          logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to read its payment book')
-          const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
-          response.headers['retry-after'] = '5'
-          return response
+          return bookUnavailable(error, verified, kind)
         }
       }
 
@@ -385,6 +387,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       logger.error({ err: error, delivery: kind }, `unexpected error while handling ${what}`)
       return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
     }
+  }
+
+  function bookUnavailable(error: unknown, verified: VerifiedPayment, kind: ResultSource): ReceiverResponse {
+    logger.error({ exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind, err: error }, 'the store failed to read its payment book')
+    const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
+    response.headers['retry-after'] = '5'
+    return response
   }
 
   async function releaseQuietly(lease: LeaseRef, log: { exchangeNumber: string; state: PaymentState; delivery: ResultSource }): Promise<void> {

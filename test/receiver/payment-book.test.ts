@@ -188,7 +188,9 @@ describe.each(BOOK_STORES)('payments known from creation ($name store)', ({ name
     await guarded.close()
   })
 
-  it.skipIf(name === 'memory' || name === 'PGlite')('inbox mode: the check and the settle run from the inbox; a mismatch is dead-lettered', async () => {
+  // Inbox mode needs a durable queue: the memory store has none (test/inbox covers that it refuses inbox mode).
+  if (name !== 'memory')
+  it('inbox mode: the check and the settle run from the inbox; a mismatch is dead-lettered', async () => {
     const queued = createReceiver({ checksumToken: DEMO.checksumToken, store: opened.store, inbox: { pollMs: 20, maxAttempts: 3 }, logger: false as never })
     const runs: string[] = []
     queued.on('payment.succeeded', (event) => void runs.push(`${event.payment.orderNumber}:${event.booked?.attached.cart}`))

@@ -71,8 +71,13 @@ describe.skipIf(!available)('Redis payment book', () => {
       ['find', () => book.find('A')],
       ['summary', () => book.summary()],
     ] as const) {
-      commands = []
-      await write()
+      // Another test file's SCRIPT FLUSH (test/stores/redis.test.ts) empties the server's cache for everyone:
+      // then the call sends its script once more, and the next try counts the cached path again.
+      for (let tries = 1; ; tries++) {
+        commands = []
+        await write()
+        if (!commands.includes('EVAL') || tries === 3) break
+      }
       expect([name, commands]).toEqual([name, [name === 'find' ? 'HMGET' : 'EVALSHA']])
     }
   })

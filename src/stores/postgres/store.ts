@@ -189,7 +189,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     return attempt
   }
 
-  // One migration at a time per store: the claims' first use and the payment book's (read beside a claim) would
+  // One migration at a time per store: the claims' first use and the payment book's (read just before a claim) would
   // otherwise run the schema together and collide on the catalog more often than runSchema's retries allow.
   let migrating: Promise<void> | undefined
   const migrate = () =>
