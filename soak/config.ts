@@ -98,7 +98,11 @@ function parseFlags(argv: readonly string[]): Map<string, string> {
   return flags
 }
 
-export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): SoakConfig {
+/**
+ * The soaks' flags and their environment variables (`--payments=300` or SOAK_PAYMENTS=300), read and checked;
+ * `done()` refuses a flag nobody asked for: a misspelt flag silently running the defaults would soak the wrong thing.
+ */
+export function flagReader(argv: readonly string[], env: NodeJS.ProcessEnv) {
   const flags = parseFlags(argv)
   const known = new Set<string>()
   const raw = (name: string): string | undefined => {
@@ -112,13 +116,27 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
     if (!check(value)) throw new Error(`${name} must be ${expected}, not "${text}"`)
     return value
   }
-  const count = (name: string, fallback: number, min = 1) =>
-    number(name, fallback, (v) => Number.isInteger(v) && v >= min, `an integer ≥ ${min}`)
-  const rate = (name: string, fallback: number) => number(name, fallback, (v) => v >= 0 && v <= 1, 'between 0 and 1')
+  return {
+    raw,
+    number,
+    count: (name: string, fallback: number, min = 1) => number(name, fallback, (v) => Number.isInteger(v) && v >= min, `an integer ≥ ${min}`),
+    share: (name: string, fallback: number) => number(name, fallback, (v) => v >= 0 && v <= 1, 'between 0 and 1'),
+    flag: (name: string) => ['1', 'true', 'yes'].includes(raw(name) ?? ''),
+    stores(): StoreKind[] {
+      const store = raw('store') ?? 'both'
+      const stores: StoreKind[] = store === 'both' ? ['redis', 'postgres'] : [store as StoreKind]
+      if (!stores.every((kind) => kind === 'redis' || kind === 'postgres')) throw new Error(`store must be redis, postgres or both, not "${store}"`)
+      return stores
+    },
+    done(): void {
+      for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)
+    },
+  }
+}
 
-  const store = raw('store') ?? 'both'
-  const stores: StoreKind[] = store === 'both' ? ['redis', 'postgres'] : [store as StoreKind]
-  if (!stores.every((kind) => kind === 'redis' || kind === 'postgres')) throw new Error(`store must be redis, postgres or both, not "${store}"`)
+export function loadConfig(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): SoakConfig {
+  const { raw, count, share: rate, flag, stores: storesOf, done } = flagReader(argv, env)
+  const stores = storesOf()
   const config: SoakConfig = {
     stores,
     payments: count('payments', DEFAULTS.payments),
@@ -126,25 +144,41 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2), env:
     kills: count('kills', DEFAULTS.kills, 0),
     concurrency: count('concurrency', DEFAULTS.concurrency),
     duplicateRate: rate('duplicate-rate', DEFAULTS.duplicateRate),
-    failRate: rate('fail-rate', ['1', 'true', 'yes'].includes(raw('inbox') ?? '') ? 0 : DEFAULTS.failRate),
+    failRate: rate('fail-rate', flag('inbox') ? 0 : DEFAULTS.failRate),
     leaseMs: count('lease-ms', DEFAULTS.leaseMs),
     effectDelayMs: count('effect-delay-ms', DEFAULTS.effectDelayMs, 0),
     maxAttempts: count('max-attempts', DEFAULTS.maxAttempts),
     poolSize: count('pool-size', DEFAULTS.poolSize),
     seed: count('seed', randomInt(2 ** 31), 0),
-    keep: ['1', 'true', 'yes'].includes(raw('keep') ?? ''),
-    inbox: ['1', 'true', 'yes'].includes(raw('inbox') ?? ''),
+    keep: flag('keep'),
+    inbox: flag('inbox'),
     outageMs: count('outage-ms', Math.ceil(EMULATOR_RETRY_WINDOW_MS * 1.1), 0),
     backoffMaxMs: count('backoff-max-ms', 5000),
     processedWithinPeriods: count('processed-within-periods', 1),
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     databaseUrl: env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test',
-    restartStore: ['1', 'true', 'yes'].includes(raw('restart-store') ?? ''),
+    restartStore: flag('restart-store'),
     redisPersistence: persistence(raw('redis-aof') ?? 'no'),
     downMs: count('down-ms', 1000, 0),
   }
-  // A misspelt flag silently running the defaults would be a soak of the wrong thing.
-  for (const name of flags.keys()) if (!known.has(name)) throw new Error(`unknown flag --${name}; known: ${[...known].map((k) => `--${k}`).join(' ')}`)
+  done()
   if (config.failRate >= 1) throw new Error('fail-rate must be below 1, or no delivery could ever succeed')
   return config
+}
+
+/**
+ * Runs `soak` on each store the config names, one after the other; false when any run failed or could not run
+ * (said on stderr, with the reason).
+ */
+export async function onEachStore<C extends { stores: StoreKind[] }>(config: C, what: string, soak: (store: StoreKind, config: C) => Promise<boolean>): Promise<boolean> {
+  let ok = true
+  for (const store of config.stores) {
+    try {
+      if (!(await soak(store, config))) ok = false
+    } catch (error) {
+      ok = false
+      console.error(`\nthe ${store} ${what} could not run: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`)
+    }
+  }
+  return ok
 }

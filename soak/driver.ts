@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { check, type Findings } from './checks.js'
 import { drainInbox, type InboxFigures, inboxReport } from './inbox.js'
-import { loadConfig, type SoakConfig, type StoreKind } from './config.js'
+import { loadConfig, onEachStore, type SoakConfig, type StoreKind } from './config.js'
 import { type PaymentPlan, planPayment } from './plan.js'
 import { createResources, dropResources, ledgerRows, type RunResources, storeState } from './resources.js'
 import { Sender } from './send.js'
@@ -256,16 +256,7 @@ async function main(): Promise<void> {
     process.exitCode = 2
     return
   }
-  let ok = true
-  for (const store of config.stores) {
-    try {
-      if (!(await soak(store, config))) ok = false
-    } catch (error) {
-      ok = false
-      console.error(`\nthe ${store} soak could not run: ${error instanceof Error ? error.message : String(error)}`)
-    }
-  }
-  process.exitCode = ok ? 0 : 1
+  process.exitCode = (await onEachStore(config, 'soak', soak)) ? 0 : 1
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const)

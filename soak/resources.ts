@@ -80,7 +80,8 @@ export async function storeState(resources: RunResources, exchangeNumbers: reado
   return { handled, leasesLeft }
 }
 
-async function deleteRedisKeys(redis: Redis, prefix: string): Promise<number> {
+/** Deletes every key under `prefix` (SCAN, not KEYS: the server keeps answering others); says how many. */
+export async function deleteRedisKeys(redis: Redis, prefix: string): Promise<number> {
   let cursor = '0'
   let deleted = 0
   do {

@@ -5,15 +5,15 @@
  * connection of their own with Redis. It tells the driver its port over IPC and dies with it.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { AddressInfo } from 'node:net'
 import express, { type RequestHandler } from 'express'
 import { Redis } from 'ioredis'
 import pg from 'pg'
 import { type ExpressMiddleware, fpxCallback, fpxRedirect } from '../adapters/express.js'
-import { createReceiver, type Logger, type PaymentEvent, type Receiver } from '../src/index.js'
+import { createReceiver, type PaymentEvent, type Receiver } from '../src/index.js'
 import { postgresStore } from '../src/stores/postgres/store.js'
 import { redisStore } from '../src/stores/redis/store.js'
-import { ATTEMPT_HEADER, CALLBACK_PATH, DELIVERY_HEADER, REDIRECT_PATH, TOKEN, type WorkerMessage, type WorkerSettings } from './protocol.js'
+import { ATTEMPT_HEADER, CALLBACK_PATH, DELIVERY_HEADER, REDIRECT_PATH, TOKEN, type WorkerSettings } from './protocol.js'
+import { serveWorker, soakLogger } from './serve.js'
 
 const INJECTED = 'soak: injected handler failure, before any effect'
 const OUTAGE = 'soak: handler outage (every handler fails until it ends)'
@@ -21,7 +21,6 @@ const OUTAGE = 'soak: handler outage (every handler fails until it ends)'
 const settings = JSON.parse(process.env.SOAK_WORKER ?? 'null') as WorkerSettings
 if (settings === null) throw new Error('soak/worker.ts is started by soak/driver.ts (SOAK_WORKER is missing)')
 
-const tell = (message: WorkerMessage) => process.send?.(message)
 const requestContext = new AsyncLocalStorage<{ delivery: number; attempt: number }>()
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -29,23 +28,8 @@ const pool = new pg.Pool({ connectionString: settings.databaseUrl, max: settings
 // An idle connection the server dropped is not this worker's problem; the next query reconnects.
 pool.on('error', () => {})
 
-// Only what the soak does not cause on purpose (the injected failures would drown everything else), and each
-// message a few times: a database refusing connections says so once per delivery.
-const SHOWN = 3
-const errors = new Map<string, number>()
-const logger: Logger = {
-  debug: () => {},
-  info: () => {},
-  warn: () => {},
-  error(details, message) {
-    const err = (details as { err?: unknown }).err
-    if (err instanceof Error && (err.message === INJECTED || err.message === OUTAGE)) return
-    const text = err instanceof Error ? `${message}: ${err.message}` : message
-    const count = (errors.get(text) ?? 0) + 1
-    errors.set(text, count)
-    if (count <= SHOWN) console.error(`[worker ${process.pid}] ${text}${count === SHOWN ? ' (repeats counted until exit)' : ''}`)
-  },
-}
+// Only what the soak does not cause on purpose: the injected failures would drown everything else.
+const logger = soakLogger('worker', (err) => err.message === INJECTED || err.message === OUTAGE)
 
 type Queryable = Pick<pg.PoolClient, 'query'>
 const ledger = `INSERT INTO "${settings.ledgerTable}" (exchange_number, state, kind, pid, delivery, attempt) VALUES ($1, $2, $3, $4, $5, $6)`
@@ -98,30 +82,12 @@ app.disable('x-powered-by')
 app.post(CALLBACK_PATH, withContext(fpxCallback(receiver)))
 app.post(REDIRECT_PATH, withContext(fpxRedirect(receiver)))
 
-const server = app.listen(0, '127.0.0.1', (error?: Error) => {
-  if (error !== undefined) {
-    tell({ type: 'failed', message: error.message })
-    process.exit(1)
-  }
-  tell({ type: 'ready', port: (server.address() as AddressInfo).port })
-})
-
-let stopping = false
-async function stop(): Promise<void> {
-  if (stopping) return
-  stopping = true
-  server.close()
-  server.closeAllConnections()
+serveWorker(app, async () => {
   // The timeline is written behind the answers: let it reach the store before the connections close.
   await receiver.flush().catch(() => {})
-  for (const [text, count] of errors) if (count > SHOWN) console.error(`[worker ${process.pid}] ${text}: ${count} times in all`)
+  logger.summary()
   await Promise.allSettled([pool.end(), redis?.quit()])
-  process.exit(0)
-}
-process.on('SIGTERM', () => void stop())
-process.on('SIGINT', () => void stop())
-// The driver went away (crashed or killed): do not outlive it.
-process.on('disconnect', () => void stop())
+})
 // The driver ends the outage once the traffic is done and the outage lasted its time.
 process.on('message', (message: { type?: string; at?: number }) => {
   if (message.type === 'recover' && settings.inbox !== undefined && typeof message.at === 'number') settings.inbox.outageEndAt = message.at

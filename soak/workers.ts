@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
-import type { WorkerMessage, WorkerSettings } from './protocol.js'
+import type { WorkerMessage } from './protocol.js'
 
 const WORKER_PATH = fileURLToPath(new URL('./worker.ts', import.meta.url))
 // Resolved here rather than by name so the workers start whatever the driver's working directory.
@@ -43,8 +43,8 @@ export interface Kill {
   restartMs: number
 }
 
-function startWorker(slot: number, settings: WorkerSettings): Promise<Worker> {
-  const child = spawn(process.execPath, ['--import', TSX, WORKER_PATH], {
+function startWorker(slot: number, settings: object, path: string): Promise<Worker> {
+  const child = spawn(process.execPath, ['--import', TSX, path], {
     env: { ...process.env, SOAK_WORKER: JSON.stringify(settings) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   })
@@ -66,17 +66,23 @@ function startWorker(slot: number, settings: WorkerSettings): Promise<Worker> {
   })
 }
 
-/** The receiver processes of one soak run: started together, killed and restarted one at a time. */
-export class Fleet {
+/**
+ * The receiver processes of one soak run: started together, killed and restarted one at a time. `settings` reach
+ * each worker as SOAK_WORKER (JSON); `path` is the worker's script (soak/worker.ts unless another soak says).
+ */
+export class Fleet<S extends object = object> {
   private readonly slots: (Worker | undefined)[] = []
   /** Every process that ever ran, by pid, so that ledger rows can be traced to a live or a killed one. */
   readonly pids = new Set<number>()
   readonly kills: Kill[] = []
 
-  constructor(private readonly settings: WorkerSettings) {}
+  constructor(
+    private readonly settings: S,
+    private readonly path: string = WORKER_PATH,
+  ) {}
 
   async start(count: number): Promise<void> {
-    const started = await Promise.allSettled(Array.from({ length: count }, (_, slot) => startWorker(slot, this.settings)))
+    const started = await Promise.allSettled(Array.from({ length: count }, (_, slot) => startWorker(slot, this.settings, this.path)))
     for (const result of started) if (result.status === 'fulfilled') this.adopt(result.value)
     const failed = started.find((result) => result.status === 'rejected')
     if (failed !== undefined) {
@@ -125,13 +131,23 @@ export class Fleet {
       if (victim.inFlight >= Math.max(1, Math.ceil(threshold * (1 - elapsed / windowMs))) || elapsed >= 2 * windowMs) break
       await new Promise((resolve) => setTimeout(resolve, 1))
     }
+    return this.kill(victim)
+  }
+
+  /** The live worker of this pid, if any. */
+  byPid(pid: number): Worker | undefined {
+    return this.slots.find((worker) => worker?.alive === true && worker.pid === pid)
+  }
+
+  /** SIGKILLs `victim` and starts its replacement on a new port. */
+  async kill(victim: Worker): Promise<Kill> {
     victim.alive = false
     this.slots[victim.slot] = undefined
     const inFlight = victim.inFlight
     const killedAt = Date.now()
     victim.child.kill('SIGKILL')
     await victim.exited
-    this.adopt(await startWorker(victim.slot, this.settings))
+    this.adopt(await startWorker(victim.slot, this.settings, this.path))
     const kill = { slot: victim.slot, pid: victim.pid, inFlight, restartMs: Date.now() - killedAt }
     this.kills.push(kill)
     return kill
@@ -139,7 +155,8 @@ export class Fleet {
 
   /** Inbox mode: ends the handler outage in every worker, and in those started from now on. */
   recover(at: number): void {
-    if (this.settings.inbox !== undefined) this.settings.inbox.outageEndAt = at
+    const inbox = (this.settings as { inbox?: { outageEndAt: number } }).inbox
+    if (inbox !== undefined) inbox.outageEndAt = at
     for (const worker of this.slots) if (worker?.alive) worker.child.send({ type: 'recover', at })
   }
 

@@ -78,3 +78,42 @@ CREATE INDEX IF NOT EXISTS "fpx_collect_tl_ex_idx" ON "fpx_collect_timeline" (ex
 CREATE INDEX IF NOT EXISTS "fpx_collect_tl_ord_idx" ON "fpx_collect_timeline" (order_number, at);
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_tl_exp_idx" ON "fpx_collect_timeline" (expires_at);
+
+-- The payment book (payments known from creation, issue 26's sweeper): one row per order_number the merchant's
+-- client recorded when it created the payment. Open rows stay until a final result or the sweeper's abandon closes
+-- them; closed rows are pruned with the tables above after the retention. Replace fpx_collect here too.
+--
+--   amount_sen … attached   the payment as asked (attached: what the merchant attached, as given)
+--   status                  open, succeeded, failed or abandoned; state, the latest payment state handled
+--   lookups, *_lookup_at    the sweeper's status lookups so far, the last one, when the next is due
+--   expires_at              null while open; once closed, when the row may be pruned
+
+CREATE TABLE IF NOT EXISTS "fpx_collect_book" (
+  order_number text COLLATE "C" PRIMARY KEY,
+  amount_sen bigint NOT NULL,
+  uid text NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('form', 'payment', 'session')),
+  created_at timestamptz NOT NULL,
+  exchange_number text,
+  attached json NOT NULL,
+  status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'succeeded', 'failed', 'abandoned')),
+  state text CHECK (state IN ('pending', 'failed', 'succeeded')),
+  lookups integer NOT NULL DEFAULT 0,
+  last_lookup_at timestamptz,
+  next_lookup_at timestamptz,
+  expires_at timestamptz
+);
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_book_open_idx" ON "fpx_collect_book" (created_at, order_number) WHERE status = 'open';
+
+CREATE INDEX IF NOT EXISTS "fpx_collect_book_exp_idx" ON "fpx_collect_book" (expires_at);
+
+-- Locks held across the processes sharing the store, one row each (the sweeper's: name 'sweep'). token is the
+-- fencing token of the latest holder and only grows; expires_at ends the holder's lease (-infinity once released).
+
+CREATE TABLE IF NOT EXISTS "fpx_collect_locks" (
+  name text PRIMARY KEY,
+  token bigint NOT NULL,
+  owner text,
+  expires_at timestamptz NOT NULL
+);

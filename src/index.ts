@@ -2,8 +2,7 @@ export type { RawDelivery } from './core/result/body.js'
 export { DEFAULT_MAX_BODY_BYTES } from './core/result/body.js'
 export { type MessageChecksumOptions, messageChecksum } from './core/result/checksum.js'
 export { type PaymentRequestChecksumFields, requestChecksum } from './core/request/request-checksum.js'
-export type { CredentialOptions, CredentialSet } from './core/result/credentials.js'
-export type { MatchedCredential } from './core/result/credential-match.js'
+export type { CredentialOptions, CredentialSet, MatchedCredential } from './core/result/credentials.js'
 export type { Diagnosis, DiagnosisAttempt, DiagnosisKind } from './core/result/diagnosis.js'
 export { isReceiverError, ReceiverError, type ReceiverErrorCode, receiverErrorStatus } from './core/result/errors.js'
 export { type Logger, type LoggerOption, silentLogger } from './core/logger.js'
@@ -32,6 +31,9 @@ export {
   type ReceiverOptions,
   type ReceiverResponse,
   type ResultSource,
+  type ReceiverPayments,
+  type SweepOptions,
+  type SweepReport,
 } from './receiver/receiver.js'
 export {
   answerCallback,
@@ -48,6 +50,18 @@ export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from 
 export type { BackoffOptions } from './inbox/backoff.js'
 export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './contract/inbox-queue.js'
 export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from './contract/timeline.js'
+export type {
+  AttachedData,
+  BookedPayment,
+  BookStatus,
+  CreatedPayment as CreatedPaymentRecord,
+  CreationKind,
+  LookupNote,
+  OpenQuery,
+  OpenSummary,
+  PaymentBook,
+  SweepLock,
+} from './contract/payment-book.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { RefusalRecord, RefusalSummary } from './receiver/refusals.js'
 export type { FieldInput } from './core/values.js'

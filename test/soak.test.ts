@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { serverBinary } from '../soak/servers.js'
 import { missing, skipping } from './requirements.js'
+import { runDriver } from './soak-run.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
 
 /*
@@ -12,7 +12,6 @@ import { DATABASE_URL, REDIS_URL, serviceAvailable } from './stores/services.js'
  */
 
 const DRIVER = fileURLToPath(new URL('../soak/driver.ts', import.meta.url))
-const TSX = import.meta.resolve('tsx')
 // Every run writes its ledger to PostgreSQL, whichever store it soaks.
 const postgres = await serviceAvailable('PostgreSQL', DATABASE_URL)
 const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
@@ -23,10 +22,9 @@ const redis = postgres && (await serviceAvailable('Redis', REDIS_URL))
 const SOAK_TIMEOUT_MS = 300_000
 
 function runSoak(store: 'redis' | 'postgres', extra: Record<string, string> = {}, signal?: AbortSignal): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', TSX, DRIVER], {
-    signal,
-    env: {
-      ...process.env,
+  return runDriver(
+    DRIVER,
+    {
       REDIS_URL,
       DATABASE_URL,
       SOAK_STORE: store,
@@ -40,15 +38,8 @@ function runSoak(store: 'redis' | 'postgres', extra: Record<string, string> = {}
       SOAK_LEASE_MS: '6000',
       ...extra,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()))
-  return new Promise((resolve, reject) => {
-    child.once('error', reject)
-    child.once('close', (code) => resolve({ code, output }))
-  })
+    signal,
+  )
 }
 
 describe.concurrent('soak: several receiver processes, one store, a SIGKILL', () => {

@@ -8,7 +8,7 @@ import { INBOX_STATES } from '../contract/inbox-queue.js'
 import type { PaymentState } from '../core/payment.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
-import { importOptional, MissingPackage } from './optional.js'
+import { openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
 
 export const INBOX_HELP = `Usage: fpx-collect inbox <list | show | retry> [options]
 
@@ -40,62 +40,25 @@ interface Opened {
   close(): Promise<void>
 }
 
-/** A message with the URL's password taken out, wherever a driver may have echoed it. */
-function scrub(text: string, url: URL): string {
-  let decoded = url.password
-  try {
-    decoded = decodeURIComponent(decoded)
-  } catch {
-    // A stray `%` in the password: the text as given is what a driver would echo.
-  }
-  const secrets = [url.password, decoded].filter((secret) => secret.length >= 3)
-  return secrets.reduce((result, secret) => result.split(secret).join('***'), text)
-}
-
-class StoreUnreachable extends Error {}
-
 async function open(url: URL, table: string | undefined, prefix: string | undefined): Promise<Opened> {
-  if (url.protocol === 'postgres:' || url.protocol === 'postgresql:') {
-    if (prefix !== undefined) throw new UsageError('--prefix is for Redis; PostgreSQL takes --table')
-    const { default: pg } = await importOptional('pg', () => import('pg'), 'reading a PostgreSQL inbox', 'inbox')
-    const { postgresStore } = await import('../stores/postgres/store.js')
-    const { DEFAULT_TABLE, tableName } = await import('../stores/postgres/sql.js')
-    const { inboxTable } = await import('../stores/postgres/inbox-sql.js')
-    const client = new pg.Client({ connectionString: url.href })
-    let store
-    try {
-      store = postgresStore({ client, ...(table === undefined ? {} : { table }) })
-    } catch (error) {
-      throw new UsageError(`--${(error as Error).message}`)
-    }
-    client.on('error', () => {})
-    await client.connect()
+  const opened = await openStore(url, table, prefix, 'reading an inbox', 'inbox')
+  if (opened.table !== undefined) {
     // The store would create a missing table; an operator's command must not, so it looks first.
-    const name = inboxTable(tableName(table ?? DEFAULT_TABLE)).lookup
+    const { inboxTable } = await import('../stores/postgres/inbox-sql.js')
+    const name = inboxTable(opened.table).lookup
     let found: boolean
     try {
-      found = (await client.query<{ found: boolean }>('SELECT to_regclass($1::text) IS NOT NULL AS found', [name])).rows[0]?.found === true
+      found = await opened.exists(name)
     } catch (error) {
-      await client.end().catch(() => {})
+      await opened.close().catch(() => {})
       throw error
     }
     if (!found) {
-      await client.end()
+      await opened.close()
       throw new StoreUnreachable(`there is no inbox table ${name} in this database (no receiver in inbox mode has used it yet)`)
     }
-    return { queue: store.openInbox(), close: () => client.end() }
   }
-  if (url.protocol === 'redis:' || url.protocol === 'rediss:') {
-    if (table !== undefined) throw new UsageError('--table is for PostgreSQL; Redis takes --prefix')
-    const { Redis } = await importOptional('ioredis', () => import('ioredis'), 'reading a Redis inbox', 'inbox')
-    const { redisStore } = await import('../stores/redis/store.js')
-    const client = new Redis(url.href, { lazyConnect: true, maxRetriesPerRequest: 1, retryStrategy: () => null })
-    client.on('error', () => {})
-    await client.connect()
-    const store = redisStore({ client, ...(prefix === undefined ? {} : { prefix }) })
-    return { queue: store.openInbox(), close: async () => void (await client.quit()) }
-  }
-  throw new UsageError(`the URL must start with postgres://, postgresql://, redis:// or rediss://, not ${url.protocol}//`)
+  return { queue: opened.store.openInbox(), close: () => opened.close() }
 }
 
 const time = (date: Date | null) => (date === null ? '-' : date.toISOString())
@@ -138,14 +101,7 @@ export async function inbox(argv: readonly string[], io: Io, env: NodeJS.Process
   if (action === 'retry' && (target === undefined) === !args.boolean('all-dead')) throw new UsageError('retry needs an exchange_number or --all-dead (not both)')
   const limit = limitOf(args.string('limit'))
 
-  const text = args.string('url') ?? env[URL_ENV]
-  if (text === undefined || text === '') throw new UsageError(`no store: set ${URL_ENV} or pass --url`)
-  let url: URL
-  try {
-    url = new URL(text)
-  } catch {
-    throw new UsageError('the store URL does not parse')
-  }
+  const url = storeUrl(args.string('url'), URL_ENV, env)
   const json = args.boolean('json')
   const print = (value: unknown, lines: string[]) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
 
@@ -154,8 +110,7 @@ export async function inbox(argv: readonly string[], io: Io, env: NodeJS.Process
     opened = await open(url, args.string('table'), args.string('prefix'))
   } catch (error) {
     if (error instanceof UsageError) throw error
-    const reason = error instanceof StoreUnreachable || error instanceof MissingPackage ? error.message : `cannot reach ${url.protocol}//${url.host}: ${scrub((error as Error).message ?? String(error), url)}`
-    io.err(`fpx-collect inbox: ${reason}\n`)
+    io.err(`fpx-collect inbox: ${unreachable(error, url)}\n`)
     return EXIT.failure
   }
   const { queue } = opened

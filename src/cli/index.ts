@@ -1,12 +1,14 @@
 /**
- * The `fpx-collect` command: emulator, sign, verify, trigger. Built to dist/cli.js (the package's bin);
- * during development: node --import tsx src/cli/index.ts <command> ...
+ * The `fpx-collect` command: emulator, sign, verify, trigger, inbox, payments, sweep. Built to dist/cli.js (the
+ * package's bin); during development: node --import tsx src/cli/index.ts <command> ...
  */
 import { UsageError } from './args.js'
 import { EXIT, type Io } from './common.js'
 import { emulator } from './emulator.js'
 import { inbox } from './inbox.js'
+import { payments } from './payments.js'
 import { sign } from './sign.js'
+import { sweep } from './sweep.js'
 import { trigger } from './trigger.js'
 import { verify } from './verify.js'
 import { packageVersion } from './version.js'
@@ -20,6 +22,8 @@ Commands:
   verify     Check a captured redirect/callback body: valid or not, and why
   trigger    Send a signed payment result of a chosen state to a URL
   inbox      List, show and retry inbox-mode entries in PostgreSQL or Redis
+  payments   List the open payments of the payment book, show one with its timeline
+  sweep      Look up open payments through the status API once, with your receiver's handlers
 
 Run fpx-collect <command> --help for its options.
 Secrets come from --checksum-token or the FPX_CHECKSUM_TOKEN environment variable and are never printed.
@@ -50,6 +54,10 @@ async function main(argv: readonly string[]): Promise<number> {
         return await trigger(rest, io, process.env)
       case 'inbox':
         return await inbox(rest, io, process.env)
+      case 'payments':
+        return await payments(rest, io, process.env)
+      case 'sweep':
+        return await sweep(rest, io)
       case '--version':
       case '-v':
       case 'version':
@@ -66,7 +74,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error
-    io.err(`fpx-collect${command === undefined ? '' : ` ${command}`}: ${error.message}\nRun fpx-collect ${command !== undefined && ['emulator', 'sign', 'verify', 'trigger', 'inbox'].includes(command) ? `${command} ` : ''}--help for usage.\n`)
+    io.err(`fpx-collect${command === undefined ? '' : ` ${command}`}: ${error.message}\nRun fpx-collect ${command !== undefined && ['emulator', 'sign', 'verify', 'trigger', 'inbox', 'payments', 'sweep'].includes(command) ? `${command} ` : ''}--help for usage.\n`)
     return EXIT.usage
   }
 }

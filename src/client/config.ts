@@ -1,4 +1,6 @@
+import { isChecksumToken } from '../core/checksum-token.js'
 import { type Logger, type LoggerOption, safeLogger } from '../core/logger.js'
+import type { PaymentBookSource } from './booking.js'
 
 /**
  * The spec says sandbox and production each have their own {base_url} ending in /api, but does not give them.
@@ -32,6 +34,12 @@ export interface ClientOptions {
   fetch?: typeof fetch
   /** Retries and discarded bank entries are warned about. Default: warnings on the console; `false` silences. */
   logger?: LoggerOption
+  /**
+   * Record every payment this client creates in the payment book: pass the receiver (or its store). Then
+   * buildPaymentForm returns a promise, and results are checked against what was asked, and swept when they never
+   * come (docs/payment-lifecycle.md).
+   */
+  book?: PaymentBookSource
 }
 
 export interface ResolvedConfig {
@@ -45,6 +53,12 @@ export interface ResolvedConfig {
   readonly retryDelayMs: number
   readonly fetch: typeof fetch
   readonly logger: Logger
+}
+
+/** A token of NUL characters only is the empty HMAC key in disguise (core/checksum-token.ts). */
+function checksumTokenOf(value: unknown): string {
+  if (!isChecksumToken(value)) throw new TypeError('createClient: checksumToken must be a non-empty string (and not NUL characters only)')
+  return value
 }
 
 function nonEmpty(value: unknown, name: string): string {
@@ -74,7 +88,7 @@ export function resolveConfig(options: ClientOptions): ResolvedConfig {
     baseUrl: baseUrl.replace(/\/+$/, ''),
     uid: nonEmpty(options.uid, 'uid'),
     authToken: nonEmpty(options.authToken, 'authToken'),
-    checksumToken: nonEmpty(options.checksumToken, 'checksumToken'),
+    checksumToken: checksumTokenOf(options.checksumToken),
     partnerUid: options.partnerUid === undefined ? undefined : nonEmpty(options.partnerUid, 'partnerUid'),
     timeoutMs: wholeNumber(options.timeoutMs, 15_000, 'timeoutMs', 1),
     maxRetries: wholeNumber(options.maxRetries, 2, 'maxRetries', 0),

@@ -1,3 +1,4 @@
+import type { Booking } from './booking.js'
 import type { ResolvedConfig } from './config.js'
 import type { HttpClient } from './http.js'
 
@@ -5,4 +6,6 @@ import type { HttpClient } from './http.js'
 export interface ClientContext {
   readonly config: ResolvedConfig
   readonly http: HttpClient
+  /** Where created payments are recorded (the `book` option); `enabled` false without one. */
+  readonly booking: Booking
 }

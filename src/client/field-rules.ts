@@ -1,45 +1,54 @@
 import { z } from 'zod'
 import { readAmount } from '../core/request/amount.js'
+import { ADDRESS_KEYS, addressValue, CHOICES, choiceProblem, FIELD_RULES, IS_REQUIRED, readParams, type Rule } from '../core/request/field-rules.js'
 
 /*
- * The rules for single input fields. The client refuses only what the service refuses (as the emulator models it,
- * docs/emulator.md): where real integrations send something the spec's strict reading would not allow (an amount
- * of `200`, a phone of `''` or `012-345 6789`), the client takes it too, so no payment the service would create
- * is stopped before the request.
+ * The payment request's field rules as zod schemas. The rules are core/request/field-rules.ts, which the emulator
+ * reads too, taken in their lenient reading (what the real service takes): where real integrations send something
+ * the spec's strict reading would not allow (an amount of `200`, a phone of `''` or `012-345 6789`, a params key
+ * `selected_item`), the client takes it too, so no payment the service would create is stopped before the request.
  */
 
-const CONTROL = /[\u0000-\u001f\u007f]/ // eslint-disable-line no-control-regex
+export const required = { error: (issue: { input: unknown }) => (issue.input === undefined ? IS_REQUIRED : 'must be text') }
 
-export const required = { error: (issue: { input: unknown }) => (issue.input === undefined ? 'is required' : 'must be text') }
+type TextField = Exclude<keyof typeof FIELD_RULES, keyof typeof CHOICES>
 
-/** One line of text, required and not empty. */
-export function line(max: number) {
-  return z
-    .string(required)
-    .min(1, 'is required')
-    .max(max, `must be at most ${max} characters`)
-    .refine((value) => !CONTROL.test(value), 'must be one line of text without control characters')
+/** Text that must pass `rule`. `''` is left to the caller: "is required", or not given. */
+function ruled(schema: z.ZodString, rule: Rule): z.ZodString {
+  return schema.superRefine((value, context) => {
+    const problem = value === '' ? undefined : rule(value)
+    if (problem !== undefined) context.addIssue({ code: 'custom', message: problem, input: value })
+  })
+}
+
+/** A required text field, not empty. */
+export function requiredText(field: TextField) {
+  return ruled(z.string(required).min(1, IS_REQUIRED), FIELD_RULES[field])
 }
 
 /**
- * An optional line of text. `''` counts as not given, as the service reads an empty form field (shop plugins send
+ * An optional text field. `''` counts as not given, as the service reads an empty form field (shop plugins send
  * every field, empty or not); callers leave such values out of the request.
  */
-export function optionalLine(max: number) {
-  return z
-    .string(required)
-    .max(max, `must be at most ${max} characters`)
-    .refine((value) => !CONTROL.test(value), 'must be one line of text without control characters')
-    .optional()
+export function optionalText(field: TextField) {
+  return ruled(z.string(required), FIELD_RULES[field]).optional()
 }
+
+/** One of a closed list of values (model, fpx_bank_selection, currency). */
+export function choiceOf<F extends Exclude<keyof typeof CHOICES, 'redirect_post'>>(field: F) {
+  return z.enum(CHOICES[field], { error: choiceProblem(field) })
+}
+
+/** `true`/`false` as a boolean or as the text the form carries. */
+export const formBoolean = z.union([z.boolean(), z.enum(CHOICES.redirect_post)], { error: choiceProblem('redirect_post') })
 
 /**
  * A positive amount with at most two decimals, as text or a number; sent (and signed) with exactly two, so
- * `200` travels as `200.00` and `'199.5'` as `199.50`. The rule is core/amount.ts `readAmount`, the emulator's.
+ * `200` travels as `200.00` and `'199.5'` as `199.50`. The rule is core/request/amount.ts `readAmount`, the emulator's.
  */
 export const amount = z
   .union([z.string(), z.number()], {
-    error: (issue) => (issue.input === undefined ? 'is required' : 'must be a number or a decimal as text, such as 100.20'),
+    error: (issue) => (issue.input === undefined ? IS_REQUIRED : 'must be a number or a decimal as text, such as 100.20'),
   })
   .transform((value, context) => {
     const reading = readAmount(value)
@@ -51,59 +60,18 @@ export const amount = z
 /**
  * Any text, empty included, sent unchanged: the vendor's own shop plugins send `''` or the billing phone as the
  * buyer typed it (`0123456789`, `012-345 6789`), and the service takes them. The spec's "+ and digits" is a
- * recommendation the client does not enforce.
+ * recommendation the client does not enforce, and the emulator's own length limit (`localPhone`) is left to it.
  */
 export const phone = z.string({ error: 'must be text' })
 
-export const email = z.string(required).max(254, 'must be at most 254 characters').regex(/^[^\s@]+@[^\s@]+\.[^\s@]+$/, 'must be an e-mail address')
+/** params, read as readParams reads them leniently: any key a form carries, values of at most 255 characters. */
+export const params = z.record(z.string(), z.string({ error: 'must be text' })).superRefine((values, context) => {
+  for (const [key, problem] of Object.entries(readParams(Object.entries(values), 'lenient').problems))
+    context.addIssue({ code: 'custom', path: [key], message: problem, input: values[key] })
+})
 
-/** An optional e-mail address; `''` counts as not given. */
-export const optionalEmail = z
-  .string(required)
-  .refine((value) => value === '' || (value.length <= 254 && /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(value)), 'must be an e-mail address')
-  .optional()
+const addressLine = ruled(z.string({ error: 'must be text' }), addressValue).optional()
+const addressShape = Object.fromEntries(ADDRESS_KEYS.map((key) => [key, addressLine])) as Record<(typeof ADDRESS_KEYS)[number], typeof addressLine>
 
-/** An optional absolute http(s) URL; `''` counts as not given (its signed segment is empty either way). */
-export const optionalUrl = z
-  .string(required)
-  .max(2048, 'must be at most 2048 characters')
-  .refine((value) => value === '' || (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)), 'must be an absolute http or https URL')
-  .optional()
-
-/** `referenceN` / `referenceN_label`, N from 1 to 18 (`reference01` reads as 1, as the emulator reads it). */
-function paramIndex(key: string): number {
-  const found = /^reference(\d{1,2})(_label)?$/.exec(key)
-  return found === null ? 0 : Number(found[1])
-}
-
-export const params = z
-  .record(z.string(), z.string({ error: 'must be text' }).max(255, 'must be at most 255 characters'))
-  .superRefine((values, context) => {
-    for (const key of Object.keys(values)) {
-      const index = paramIndex(key)
-      if (index < 1 || index > 18) context.addIssue({ code: 'custom', path: [key], message: 'is not a params key: use referenceN or referenceN_label, N from 1 to 18' })
-    }
-  })
-
-/** Address values: the service's one rule is one line of at most 255 characters; empty values are taken. */
-const addressLine = z
-  .string({ error: 'must be text' })
-  .max(255, 'must be at most 255 characters')
-  .refine((value) => !CONTROL.test(value), 'must be one line of text without control characters')
-  .optional()
-
-export const address = z.strictObject(
-  {
-    contact_name: addressLine,
-    contact_phone_number: addressLine,
-    line1: addressLine,
-    line2: addressLine,
-    postcode: addressLine,
-    city: addressLine,
-    state: addressLine,
-  },
-  { error: 'must be an object with contact_name, contact_phone_number, line1, line2, postcode, city, state' },
-)
-
-/** `true`/`false` as a boolean or as the text the form carries. */
-export const formBoolean = z.union([z.boolean(), z.enum(['true', 'false'])], { error: 'must be true or false' })
+/** The seven keys, each optional; values one line of at most 255 characters, empty taken. */
+export const address = z.strictObject(addressShape, { error: `must be an object with ${ADDRESS_KEYS.join(', ')}` })

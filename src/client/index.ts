@@ -4,6 +4,7 @@
  * @module fpx-collect/client
  */
 import { type BankList, type BankStatus, partnerBanks, publicBanks } from './banks.js'
+import { Booking, type CreationOptions, recorderOf } from './booking.js'
 import { type ClientOptions, resolveConfig } from './config.js'
 import type { ClientContext } from './context.js'
 import { validateCredentials } from './credentials.js'
@@ -28,9 +29,9 @@ export interface FpxClient {
   validateCredentials(): Promise<CredentialResult>
   publicBanks(model: 'b2c' | 'b2b', options?: { status?: BankStatus }): Promise<BankList>
   partnerBanks(model: 'b2c' | 'b2b1', options?: { status?: BankStatus }): Promise<BankList>
-  buildPaymentForm(input: PaymentInput): PaymentForm
-  createPayment(input: PaymentInput): Promise<CreatedPayment>
-  createPaymentSession(input: SessionInput): Promise<PaymentSession>
+  buildPaymentForm(input: PaymentInput, options?: CreationOptions): PaymentForm
+  createPayment(input: PaymentInput, options?: CreationOptions): Promise<CreatedPayment>
+  createPaymentSession(input: SessionInput, options?: CreationOptions): Promise<PaymentSession>
   paymentStatus(orderNumber: string): Promise<Transaction>
   paymentStatusByReference(merchantReferenceNumber: string): Promise<Transaction>
   readonly transactions: TransactionsMethod
@@ -39,7 +40,8 @@ export interface FpxClient {
 
 export function createClient(options: ClientOptions): FpxClient {
   const config = resolveConfig(options)
-  const context: ClientContext = { config, http: new HttpClient(config) }
+  const recorder = options.book === undefined ? undefined : recorderOf(options.book)
+  const context: ClientContext = { config, http: new HttpClient(config), booking: new Booking(recorder, config.uid, config.logger) }
   const transactions = Object.assign((query?: TransactionsQuery) => transactionsPage(context, query), {
     all: (query?: TransactionsQuery) => allTransactions(context, query),
   })
@@ -49,9 +51,9 @@ export function createClient(options: ClientOptions): FpxClient {
     validateCredentials: () => validateCredentials(context),
     publicBanks: (model, bankOptions) => publicBanks(context, model, bankOptions),
     partnerBanks: (model, bankOptions) => partnerBanks(context, model, bankOptions),
-    buildPaymentForm: (input) => buildPaymentForm(context, input),
-    createPayment: (input) => createPayment(context, input),
-    createPaymentSession: (input) => createPaymentSession(context, input),
+    buildPaymentForm: (input, creation) => buildPaymentForm(context, input, creation),
+    createPayment: (input, creation) => createPayment(context, input, creation),
+    createPaymentSession: (input, creation) => createPaymentSession(context, input, creation),
     paymentStatus: (orderNumber) => paymentStatus(context, orderNumber),
     paymentStatusByReference: (reference) => paymentStatusByReference(context, reference),
     transactions,
@@ -60,6 +62,7 @@ export function createClient(options: ClientOptions): FpxClient {
 }
 
 export type { Bank, BankList, BankStatus } from './banks.js'
+export type { CreationOptions, PaymentBookSource, PaymentRecorder } from './booking.js'
 export { type ClientOptions, type EnvironmentName, ENVIRONMENTS } from './config.js'
 export { FpxApiError, FpxAuthenticationError, FpxError, FpxNetworkError, FpxTimeoutError, FpxValidationError } from './errors.js'
 export type { CreatedPayment, PaymentForm } from './payments.js'

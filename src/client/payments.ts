@@ -1,4 +1,5 @@
 import { requestChecksum } from '../core/request/request-checksum.js'
+import { type CreationOptions, mayHaveCreated, withRecorded } from './booking.js'
 import type { ClientContext } from './context.js'
 import { FpxApiError } from './errors.js'
 import { formFields } from './form-fields.js'
@@ -10,6 +11,11 @@ export interface PaymentForm {
   readonly method: 'POST'
   /** Form fields as the browser posts them, nested objects as `params[reference1]`. */
   readonly fields: Readonly<Record<string, string>>
+  /**
+   * With a `book`: settles once the payment book holds the payment, true, or false when the store could not take
+   * it (logged as an error). Never rejects. Not enumerable: copies and JSON of the form leave it out.
+   */
+  readonly recorded?: Promise<boolean>
 }
 
 export interface CreatedPayment {
@@ -52,8 +58,13 @@ export function paymentFields(context: ClientContext, input: PaymentInput): Reco
  * The form for the buyer's browser to POST: the normal path, since the buyer's browser must reach the bank.
  * The fields include the Auth Token, as the spec requires of payment creation; the Checksum Token never leaves.
  */
-export function buildPaymentForm(context: ClientContext, input: PaymentInput): PaymentForm {
-  return { action: context.http.url('/v1/payments'), method: 'POST', fields: paymentFields(context, input) }
+export function buildPaymentForm(context: ClientContext, input: PaymentInput, options?: CreationOptions): PaymentForm {
+  const attached = context.booking.attachment(options)
+  const form: PaymentForm = { action: context.http.url('/v1/payments'), method: 'POST', fields: paymentFields(context, input) }
+  if (!context.booking.enabled) return form
+  // Written while the page goes out, long before the buyer is back from the bank; `recorded` says when it is.
+  const { order_number, transaction_amount } = form.fields as { order_number: string; transaction_amount: string }
+  return withRecorded(form, context.booking.recordQuietly('form', order_number, transaction_amount, null, attached))
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
@@ -90,9 +101,20 @@ export function nextAddress(html: string, pageUrl: string): string | undefined {
  * POSTs the payment server-side and returns where the buyer should go next. Never retried: after a lost
  * answer a retry could create a second payment. Prefer buildPaymentForm when a browser is at hand.
  */
-export async function createPayment(context: ClientContext, input: PaymentInput): Promise<CreatedPayment> {
+export async function createPayment(context: ClientContext, input: PaymentInput, options?: CreationOptions): Promise<CreatedPayment> {
+  const attached = context.booking.attachment(options)
   const form = paymentFields(context, input)
-  const answer = await context.http.send({ method: 'POST', path: '/v1/payments', form, basicAuth: false, retry: false, acceptRedirect: true })
+  const { order_number, transaction_amount } = form as { order_number: string; transaction_amount: string }
+  let answer
+  try {
+    answer = await context.http.send({ method: 'POST', path: '/v1/payments', form, basicAuth: false, retry: false, acceptRedirect: true })
+  } catch (error) {
+    // A lost answer may hide a payment made: recorded, the sweeper finds out (the caller still gets the error).
+    if (mayHaveCreated(error)) await context.booking.recordQuietly('payment', order_number, transaction_amount, null, attached)
+    throw error
+  }
+  // Once the service took the payment, the book is told, whatever the page looks like.
+  await context.booking.recordQuietly('payment', order_number, transaction_amount, answer.headers.get('x-exchange-number'), attached)
   const action = context.http.url('/v1/payments')
   // The spec does not show the answer: a redirect to the hosted page is as plausible as a page that links to it.
   const location = answer.status >= 300 ? answer.headers.get('location') : null

@@ -1,54 +1,55 @@
 import { z } from 'zod'
 import { FpxApiError, FpxValidationError } from './errors.js'
-import { address, amount, email, formBoolean, line, optionalEmail, optionalLine, optionalUrl, params, phone, required } from './field-rules.js'
+import { address, amount, choiceOf, formBoolean, optionalText, params, phone, required, requiredText } from './field-rules.js'
 
 /*
  * Inputs are checked before any request, with the spec's field names in the errors. The client refuses only what
- * the service refuses (the emulator's model of it, docs/emulator.md): the single-field rules are in
- * field-rules.ts. In optional text fields `''` counts as not given and is left out of the request.
+ * the service refuses (the emulator's model of it, docs/emulator.md): the payment request's field rules are
+ * core/request/field-rules.ts, the emulator's too, as zod schemas in field-rules.ts. In optional text fields `''`
+ * counts as not given and is left out of the request.
  */
 
 /** What the merchant supplies to pay; `token`, `uid` and `checksum` are added by the client. */
 export const paymentInputSchema = z.object({
-  order_number: line(50),
-  buyer_name: line(100),
-  buyer_email: email,
+  order_number: requiredText('order_number'),
+  buyer_name: requiredText('buyer_name'),
+  buyer_email: requiredText('buyer_email'),
   /** Sent unchanged; `''` (also when left out) is what shops without a phone send. */
   buyer_phone: phone.optional().default(''),
   transaction_amount: amount,
-  product_description: line(255),
-  callback_url: optionalUrl,
-  redirect_url: optionalUrl,
+  product_description: requiredText('product_description'),
+  callback_url: optionalText('callback_url'),
+  redirect_url: optionalText('redirect_url'),
   redirect_post: formBoolean.optional(),
   params: params.optional(),
   shipping_address: address.optional(),
   billing_address: address.optional(),
-  buyer_bank_code: optionalLine(20),
-  model: z.enum(['B2C', 'B2B1'], { error: 'must be B2C or B2B1' }).optional(),
-  fpx_bank_selection: z.enum(['dropdown', 'grid'], { error: 'must be dropdown or grid' }).optional(),
-  cancel_url: optionalUrl,
-  timeout_url: optionalUrl,
+  buyer_bank_code: optionalText('buyer_bank_code'),
+  model: choiceOf('model').optional(),
+  fpx_bank_selection: choiceOf('fpx_bank_selection').optional(),
+  cancel_url: optionalText('cancel_url'),
+  timeout_url: optionalText('timeout_url'),
   /**
    * Partner variant; defaults to the client's `partnerUid`. Not checked against the client's own uid: the
    * service takes the merchant's own uid here as the merchant variant.
    */
-  partner_uid: optionalLine(64),
+  partner_uid: optionalText('partner_uid'),
 })
 export type PaymentInput = z.input<typeof paymentInputSchema>
 
 export const sessionInputSchema = z.object({
   transaction_amount: amount,
-  currency: z.enum(['MYR', 'USD'], { error: 'must be MYR or USD (the only conversion the service offers)' }).optional(),
-  order_number: optionalLine(50),
-  buyer_name: optionalLine(100),
-  buyer_email: optionalEmail,
+  currency: choiceOf('currency').optional(),
+  order_number: optionalText('order_number'),
+  buyer_name: optionalText('buyer_name'),
+  buyer_email: optionalText('buyer_email'),
   buyer_phone: phone.optional(),
-  product_description: optionalLine(255),
-  callback_url: optionalUrl,
-  redirect_url: optionalUrl,
-  cancel_url: optionalUrl,
-  timeout_url: optionalUrl,
-  partner_uid: optionalLine(64),
+  product_description: optionalText('product_description'),
+  callback_url: optionalText('callback_url'),
+  redirect_url: optionalText('redirect_url'),
+  cancel_url: optionalText('cancel_url'),
+  timeout_url: optionalText('timeout_url'),
+  partner_uid: optionalText('partner_uid'),
   params: params.optional(),
 })
 export type SessionInput = z.input<typeof sessionInputSchema>
@@ -97,7 +98,7 @@ export const searchInputSchema = z.object({
 })
 export type SearchReference = z.infer<typeof searchInputSchema>['search_reference']
 
-/** Parses input, or throws FpxValidationError naming every offending field (`params[reference19]`, `end_date`). */
+/** Parses input, or throws FpxValidationError naming every offending field (`params[reference1]`, `end_date`). */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, what: string): z.infer<S> {
   const result = schema.safeParse(input)
   if (result.success) return result.data

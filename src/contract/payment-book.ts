@@ -67,6 +67,10 @@ export interface OpenSummary {
   readonly oldestCreatedAt: Date | null
 }
 
+/**
+ * Closed payments (succeeded, failed, abandoned) are kept for the store's retention after they closed, then
+ * forgotten as if never recorded; open ones are kept until they close (the sweeper closes them in the end).
+ */
 export interface PaymentBook {
   /**
    * Records a created payment. Create-once: a second record of the same order_number keeps the first (a form
@@ -78,7 +82,10 @@ export interface PaymentBook {
   /**
    * Marks a handled state of the payment whose exchange_number is `exchangeNumber` (kept when the book had none):
    * `pending` keeps the payment open, `succeeded`/`failed` close it. A state below the one booked never moves it
-   * back (the same ranks as claims). Unknown order numbers are ignored (false).
+   * back (the same ranks as claims); a final result after an abandon closes the payment with it (money arriving
+   * is never ignored), and a pending one reopens a payment abandoned with no result, due for a lookup at once.
+   * True when the book stands at `state` afterwards (moved now, or by an earlier settle of the same state); false
+   * for an order number the book does not hold, or when a later state was booked already.
    */
   settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean>
   /**
@@ -87,7 +94,7 @@ export interface PaymentBook {
    * while it worked must not write over its successor's bookkeeping).
    */
   noteLookup(orderNumber: string, note: LookupNote, token: number): Promise<boolean>
-  /** Open payments, oldest created first. */
+  /** Open payments, oldest created first (then by order_number). */
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** Counts for metrics and alerts. */
   summary(): Promise<OpenSummary>
@@ -105,4 +112,16 @@ export interface SweepLock {
   /** Extends the lease; false when the lock was lost (expired and taken, or released). */
   renew(owner: string, token: number, ttlMs: number): Promise<boolean>
   release(owner: string, token: number): Promise<void>
+}
+
+export const DEFAULT_OPEN_LIMIT = 100
+
+/** An OpenQuery checked: dueBy as epoch milliseconds (null when not given) and the limit. TypeError otherwise. */
+export function openQuery(query: OpenQuery | undefined): { readonly dueBy: number | null; readonly limit: number } {
+  const limit = query?.limit ?? DEFAULT_OPEN_LIMIT
+  if (!(Number.isInteger(limit) && limit > 0)) throw new TypeError('limit must be a positive integer')
+  const dueBy = query?.dueBy
+  if (dueBy === undefined) return { dueBy: null, limit }
+  if (!(dueBy instanceof Date && Number.isFinite(dueBy.getTime()))) throw new TypeError('dueBy must be a valid Date')
+  return { dueBy: dueBy.getTime(), limit }
 }

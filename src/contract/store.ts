@@ -17,6 +17,7 @@ import type { TimelineEntry, TimelineQuery } from './timeline.js'
  * (own-path.ts), taken only while the methods they stand for are still the store's own, so a wrapper that replaces
  * claim, complete or appendTimeline is always called. A store of yours needs none of them.
  * - local-claims.ts: claim and complete answered at once, without a promise each;
+ * - local-book.ts: the payment book's find and settle answered at once;
  * - delivery-trace.ts: the timeline taking a delivery's DeliveryTrace whole, at once, instead of its entries.
  */
 export interface ReceiverStore<TTransaction = undefined> {

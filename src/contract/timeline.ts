@@ -26,7 +26,10 @@ import { RESULT_SOURCES } from './delivery-result.js'
  * - `failed`: the store failed, the lease was lost, or something unexpected happened; `code` says which;
  * - `processed`: the handlers ran and the state was recorded;
  * - `queued`: inbox mode wrote it to the inbox; the handlers run from there;
- * - `dead_lettered`: the inbox gave up retrying after its last attempt.
+ * - `dead_lettered`: the inbox gave up retrying after its last attempt;
+ * - `created`: the merchant's client created the payment (read from the payment book, never stored twice);
+ * - `lookup`: the sweeper asked the status API about the payment; `code` and `message` say what it showed;
+ * - `abandoned`: the sweeper closed the payment after its horizon with no final result.
  */
 export const TIMELINE_EVENTS = [
   'received',
@@ -40,11 +43,17 @@ export const TIMELINE_EVENTS = [
   'processed',
   'queued',
   'dead_lettered',
+  'created',
+  'lookup',
+  'abandoned',
 ] as const
 export type TimelineEvent = (typeof TIMELINE_EVENTS)[number]
 
-/** Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox. */
-export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox'] as const
+/**
+ * Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox; and for the
+ * payment book's entries, the merchant's client (`created`) or the sweeper (`lookup`, `abandoned`).
+ */
+export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox', 'client', 'sweep'] as const
 export type TimelineSource = (typeof TIMELINE_SOURCES)[number]
 
 export interface TimelineEntry {

@@ -54,6 +54,33 @@ export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
   const room = BLOCK + (typeof data === 'string' ? data.length * 3 : data.length)
   if (room > MAX_SCRATCH) return createHmac('sha256', key).update(data).digest('hex')
   const padded = paddedKey(key)
+  const buffer = keyedScratch(padded, room)
+  const end = typeof data === 'string' ? BLOCK + buffer.write(data, BLOCK, 'utf8') : (buffer.set(data, BLOCK), BLOCK + data.length)
+  return finish(padded, buffer, end)
+}
+
+/**
+ * HMAC-SHA256, as lowercase hex, of the bytes of `source` at `ranges` ([from, to) pairs) joined: a message that is
+ * pieces of another (a query's split, core/result/split-signing.ts) is copied straight behind the inner pad, with
+ * no joined copy of its own.
+ */
+export function hmacSha256HexOfRanges(key: string, source: Buffer, ranges: readonly number[]): string {
+  let length = 0
+  for (let i = 0; i < ranges.length; i += 2) length += (ranges[i + 1] as number) - (ranges[i] as number)
+  if (BLOCK + length > MAX_SCRATCH) {
+    const hmac = createHmac('sha256', key)
+    for (let i = 0; i < ranges.length; i += 2) hmac.update(source.subarray(ranges[i], ranges[i + 1]))
+    return hmac.digest('hex')
+  }
+  const padded = paddedKey(key)
+  const buffer = keyedScratch(padded, BLOCK + length)
+  let end = BLOCK
+  for (let i = 0; i < ranges.length; i += 2) end += source.copy(buffer, end, ranges[i], ranges[i + 1])
+  return finish(padded, buffer, end)
+}
+
+/** The scratch, at least `room` bytes, with `padded`'s inner pad in its first block. */
+function keyedScratch(padded: PaddedKey, room: number): Buffer {
   if (scratch.length < room) {
     scratch = Buffer.allocUnsafeSlow(Math.min(MAX_SCRATCH, Math.max(room, scratch.length * 2)))
     scratchKey = undefined
@@ -62,9 +89,13 @@ export function hmacSha256Hex(key: string, data: string | Uint8Array): string {
     padded.inner.copy(scratch, 0)
     scratchKey = padded
   }
-  const end = typeof data === 'string' ? BLOCK + scratch.write(data, BLOCK, 'utf8') : (scratch.set(data, BLOCK), BLOCK + data.length)
+  return scratch
+}
+
+/** The HMAC of the message in scratch[BLOCK, end), behind the inner pad that keyedScratch put there. */
+function finish(padded: PaddedKey, buffer: Buffer, end: number): string {
   // 'binary' (latin1) text is the cheapest way out of crypto.hash and back into a buffer: a byte per character.
-  const innerDigest = hash('sha256', scratch.subarray(0, end), 'binary')
+  const innerDigest = hash('sha256', buffer.subarray(0, end), 'binary')
   padded.outer.write(innerDigest, BLOCK, DIGEST, 'latin1')
   return hash('sha256', padded.outer, 'hex')
 }

@@ -6,29 +6,26 @@ import { type Context, type FormBody, type Reply, type Route, readForm } from '.
 import { bankPagePath, paymentCreatedPage } from './pages.js'
 import type { Model, NewPayment } from './state.js'
 import { buyerPhone, type Notes, partnerOf, requireUidWithPartner, transactionAmount } from './tolerance.js'
-import { check, checkNested, email, httpUrl, oneLine, oneOf } from './validation.js'
+import { check, checkNested, rulesOf } from './validation.js'
 
 /** buyer_phone and transaction_amount are read by tolerance.ts, strictly or as the real service takes them. */
 const REQUIRED = {
-  order_number: oneLine(50),
-  buyer_name: oneLine(100),
-  buyer_email: email,
-  product_description: oneLine(255),
+  ...rulesOf('order_number', 'buyer_name', 'buyer_email', 'product_description'),
   checksum: (value: string) => (/^[0-9a-fA-F]{64}$/.test(value) ? undefined : 'must be 64 hexadecimal characters'),
 }
 
-const OPTIONAL = {
-  uid: oneLine(64),
-  partner_uid: oneLine(64),
-  callback_url: httpUrl,
-  redirect_url: httpUrl,
-  cancel_url: httpUrl,
-  timeout_url: httpUrl,
-  redirect_post: oneOf('true', 'false'),
-  model: oneOf('B2C', 'B2B1'),
-  fpx_bank_selection: oneOf('dropdown', 'grid'),
-  buyer_bank_code: oneLine(20),
-}
+const OPTIONAL = rulesOf(
+  'uid',
+  'partner_uid',
+  'callback_url',
+  'redirect_url',
+  'cancel_url',
+  'timeout_url',
+  'redirect_post',
+  'model',
+  'fpx_bank_selection',
+  'buyer_bank_code',
+)
 
 function invalidToken(message: string): ApiError {
   return new ApiError(401, 'invalid_token', message)

@@ -1,4 +1,5 @@
 import { escapeHtml } from '../core/html.js'
+import type { Rule } from '../core/request/field-rules.js'
 import { schemePage } from './pages-layout.js'
 import { DEFAULT_USD_TO_MYR_RATE } from './config.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
@@ -8,27 +9,20 @@ import { bankPagePath } from './pages.js'
 import { mytIso } from './records.js'
 import type { PaymentSession } from './state.js'
 import { buyerPhone, type Notes, partnerOf, transactionAmount } from './tolerance.js'
-import { check, checkNested, email, httpUrl, oneLine, oneOf, type Rule } from './validation.js'
+import { check, checkNested, rulesOf } from './validation.js'
 
 /**
  * Payment sessions (beta): POST {base}/apis/payments with Basic auth answers a hosted form address; the buyer
  * fills in what the merchant did not send, and the form creates the payment and goes on to bank selection.
  */
-const BUYER_RULES = { buyer_name: oneLine(100), buyer_email: email } satisfies Record<string, Rule>
+const BUYER_RULES = rulesOf('buyer_name', 'buyer_email')
 type BuyerField = keyof typeof BUYER_RULES | 'buyer_phone'
 const BUYER_FIELDS: readonly BuyerField[] = ['buyer_name', 'buyer_email', 'buyer_phone']
 
 /** buyer_phone and transaction_amount are read by tolerance.ts, strictly or as the real service takes them. */
 const OPTIONAL: Record<string, Rule> = {
   ...BUYER_RULES,
-  order_number: oneLine(50),
-  product_description: oneLine(255),
-  callback_url: httpUrl,
-  redirect_url: httpUrl,
-  cancel_url: httpUrl,
-  timeout_url: httpUrl,
-  partner_uid: oneLine(64),
-  currency: oneOf('MYR', 'USD'),
+  ...rulesOf('order_number', 'product_description', 'callback_url', 'redirect_url', 'cancel_url', 'timeout_url', 'partner_uid', 'currency'),
 }
 
 const BUYER_LABELS: Record<BuyerField, [string, string]> = {

@@ -1,6 +1,6 @@
 import { encodeForm } from '../core/result/form-encode.js'
 import type { FieldInput } from '../core/values.js'
-import { type Faults, NO_FAULTS } from './faults.js'
+import { type Faults, LostResults, NO_FAULTS } from './faults.js'
 import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'
 import type { WarningLog } from './warnings.js'
 
@@ -40,7 +40,8 @@ export interface DeliveryEnvironment {
 }
 
 export type DeliveryReason = 'result' | 'duplicate' | 'redelivery'
-export type DeliveryState = 'held' | 'scheduled' | 'sending' | 'delivered' | 'failed' | 'cancelled'
+/** `lost`: a fault dropped it (lose_results, lose_approvals); it was never sent. */
+export type DeliveryState = 'held' | 'scheduled' | 'sending' | 'delivered' | 'failed' | 'cancelled' | 'lost'
 
 export interface DeliveryAttempt {
   readonly number: number
@@ -113,6 +114,7 @@ export class CallbackDeliverer {
   private readonly held = new Map<string, CallbackDelivery>()
   /** Delivery id → the held delivery to release once it settles. */
   private readonly followers = new Map<string, CallbackDelivery>()
+  private readonly lost = new LostResults()
   private nextId = 1
 
   constructor(options: DeliveryOptions = {}, environment: DeliveryEnvironment = {}) {
@@ -137,6 +139,10 @@ export class CallbackDeliverer {
     if (record.callbackUrl === null) return undefined
     const delivery = this.create(record, fields, reason)
     const faults = reason === 'result' ? this.faults : NO_FAULTS
+    if (reason === 'result' && this.lost.sent(this.faults, record, fields)) {
+      delivery.state = 'lost'
+      return delivery
+    }
     if (reason === 'result' && record.model === 'B2B1') {
       const held = this.held.get(record.exchangeNumber)
       if (held !== undefined) {
@@ -150,6 +156,11 @@ export class CallbackDeliverer {
     this.schedule(delivery, faults.delayMs)
     for (let copy = 0; copy < faults.duplicate; copy++) this.schedule(this.create(record, fields, 'duplicate'), faults.delayMs)
     return delivery
+  }
+
+  /** Whether the faults lose the payment's results, redirect included (lose_results). */
+  loses(record: PaymentRecord): boolean {
+    return this.lost.loses(this.faults, record)
   }
 
   private create(record: PaymentRecord, fields: Record<string, FieldInput>, reason: DeliveryReason): CallbackDelivery {
@@ -246,6 +257,7 @@ export class CallbackDeliverer {
     this.held.clear()
     this.followers.clear()
     if (forget) {
+      this.lost.clear()
       this.deliveries = []
       this.faults = NO_FAULTS
       this.nextId = 1

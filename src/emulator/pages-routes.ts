@@ -111,7 +111,7 @@ export function hostedPageRoutes(services: HostedPageServices): Route[] {
       throw new ApiError(422, 'invalid_parameters', 'choose an answer', { outcome: 'must be approve, reject, cancel or pending' })
     const bank = onlineBank(context, record, form.fields.get('bank_code'))
     const { fields } = completePayment(context.state, deliverer, record.exchangeNumber, outcome as CompletionOutcome, bank.code)
-    if (deliverer.faults.redirectLost) return { html: redirectLostPage(record) }
+    if (deliverer.faults.redirectLost || deliverer.loses(record)) return { html: redirectLostPage(record) }
     // With no redirect_url the buyer is shown the service's own status page (spec, Events).
     if (record.redirectUrl === null) return seeOther(String(fields.status_url))
     return { html: redirectPage(record, payeeOf(context, record), record.redirectUrl, fields) }

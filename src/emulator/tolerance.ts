@@ -1,8 +1,8 @@
 import { readAmount } from '../core/request/amount.js'
+import { internationalPhone, localPhone, strictAmount } from '../core/request/field-rules.js'
 import type { CredentialSet, Merchant } from './config.js'
 import { ApiError, type FieldErrors, invalidParameters } from './errors.js'
 import type { EmulatorState } from './state.js'
-import { amount, oneLine, phone } from './validation.js'
 
 /**
  * The fields where the real service is seen to take more than the spec's strict reading: what the vendor's own
@@ -25,7 +25,7 @@ export function transactionAmount(given: string | undefined, strict: boolean, pr
     return undefined
   }
   if (strict) {
-    const problem = amount(given)
+    const problem = strictAmount(given)
     if (problem !== undefined) problems.transaction_amount = problem
     return problem === undefined ? given : undefined
   }
@@ -37,8 +37,6 @@ export function transactionAmount(given: string | undefined, strict: boolean, pr
   if (reading.normalised) notes.push(`transaction_amount ${quote(given)} was normalised to ${quote(reading.text)}`)
   return reading.text
 }
-
-const LOCAL_PHONE = oneLine(50)
 
 /**
  * buyer_phone: strict, `+` and 7 to 15 digits, required where the spec requires it. Otherwise empty and local
@@ -52,7 +50,7 @@ export function buyerPhone(given: string | undefined, strict: boolean, required:
       if (required) problems.buyer_phone = 'is required'
       return value
     }
-    const problem = phone(value)
+    const problem = internationalPhone(value)
     if (problem !== undefined) problems.buyer_phone = problem
     return value
   }
@@ -60,9 +58,9 @@ export function buyerPhone(given: string | undefined, strict: boolean, required:
     if (required) notes.push(`buyer_phone was ${given === undefined ? 'not sent' : 'empty'}; accepted as empty`)
     return value
   }
-  const problem = LOCAL_PHONE(value)
+  const problem = localPhone(value)
   if (problem !== undefined) problems.buyer_phone = problem
-  else if (phone(value) !== undefined) notes.push(`buyer_phone ${quote(value)} is not in international format (such as +60123456789); accepted as sent`)
+  else if (internationalPhone(value) !== undefined) notes.push(`buyer_phone ${quote(value)} is not in international format (such as +60123456789); accepted as sent`)
   return value
 }
 

@@ -1,5 +1,5 @@
 import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
 import { STATE_RANK } from '../core/payment.js'
 import type { ShapeCache } from '../core/result/shape.js'
@@ -11,7 +11,8 @@ import type { VerifiedPayment } from '../core/result/verify.js'
  * receiver does not import the client (which imports the receiver for reconciliation).
  */
 export interface ConfirmingClient {
-  searchTransactions(reference: 'exchange_number', value: string): Promise<readonly object[]>
+  /** By exchange_number to confirm a result; by order_number for the sweeper's lookups (payments.ts). */
+  searchTransactions(reference: 'exchange_number' | 'order_number', value: string): Promise<readonly object[]>
 }
 
 /** One client for every result, or the client of the credential set that signed it (partners). */

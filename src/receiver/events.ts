@@ -1,11 +1,12 @@
 /** What handlers and callers of the receiver see: deliveries, events and answers (types only). */
 import type { RawDelivery } from '../core/result/body.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import type { Diagnosis } from '../core/result/diagnosis.js'
 import type { ReceiverErrorCode } from '../core/result/errors.js'
 import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { DeliveryKind, Outcome, ResultSource } from '../contract/delivery-result.js'
+import type { BookedPayment } from '../contract/payment-book.js'
 import type { HandlerError } from './hooks.js'
 
 export type { DeliveryKind, Outcome, ResultSource } from '../contract/delivery-result.js'
@@ -52,6 +53,12 @@ export interface PaymentEventOf<TTransaction, TName extends PaymentEventName> {
    * made through it commit together with the completion when the handlers return, and roll back when one throws.
    */
   readonly transaction: TTransaction | undefined
+  /**
+   * The payment as the merchant's client created it (amount, credential set, what you attached), when the store's
+   * payment book has it; the result was checked against it before the handlers ran. Undefined for payments
+   * created elsewhere.
+   */
+  readonly booked: BookedPayment | undefined
 }
 
 /** A payment event: by default any of the three (a union discriminated by `name`), or the one named. */

@@ -22,8 +22,16 @@ import { inboxAttemptEntries, TimelineRecorder } from './timeline.js'
 import { checkExpected, type ExpectHook } from './expectations.js'
 import { confirmingClients, confirmThroughApi, type ConfirmingClients } from './confirmation.js'
 import { STATE_RANK } from '../core/payment.js'
+import type { BookedPayment } from '../contract/payment-book.js'
+import { BookKeeper, disagreement, mismatchError, storeBook } from './book-check.js'
+import { type ReceiverPayments, receiverPayments, sweeping, withCreation } from './payments.js'
+import { sweepSettings, type SweepOptions } from './sweep-options.js'
+import type { SweepReport } from './sweeper.js'
 
 export type { ConfirmingClient, ConfirmingClients } from './confirmation.js'
+export type { ReceiverPayments } from './payments.js'
+export type { SweepOptions } from './sweep-options.js'
+export type { SweepReport } from './sweeper.js'
 export type { ExpectedPayment, ExpectHook, ExpectQuery } from './expectations.js'
 import { RefusalLog, type RefusalSummary } from './refusals.js'
 import { unhandled } from './unhandled.js'
@@ -102,6 +110,18 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    * built by hand have this shape; `'accept'` takes them as before, for tests of such shapes.
    */
   unpinnedResults?: 'refuse' | 'accept'
+  /**
+   * Use the store's payment book (payments the client recorded at creation, docs/payment-lifecycle.md): a new
+   * state of a recorded order is checked against it (amount, credential set) before the handlers run, and the
+   * book is settled after them. Default true when the store has one (memory, Redis, PostgreSQL); `false` ignores it.
+   */
+  book?: boolean
+  /**
+   * The sweeper, which looks open payments up through the status API (needs `client` and a store with a payment
+   * book). In-process by default; `false`, or `{ inProcess: false }`, leaves it to `receiver.sweep()` or
+   * `fpx-collect sweep` on your own schedule. See SweepOptions for the horizons, backoff and rate bound.
+   */
+  sweep?: SweepOptions | false
 }
 
 export interface Receiver<TTransaction = undefined> {
@@ -143,6 +163,16 @@ export interface Receiver<TTransaction = undefined> {
   readonly bodyTimeoutMs: number
   /** Inbox mode's workers and operator API; every method throws when the receiver was made without `inbox`. */
   readonly inbox: ReceiverInbox
+  /** The payment book: open payments, oldest first, and their counts. Methods reject when the store has no book. */
+  readonly payments: ReceiverPayments
+  /**
+   * One sweep now: looks up the open payments that are due (through `client`), hands what the API shows to the
+   * handlers, and closes those past their horizon. Does nothing (`swept: false`) while another process sweeps.
+   * Rejects with a TypeError when the receiver has no `client` or the store no payment book and sweep lock.
+   */
+  sweep(): Promise<SweepReport>
+  /** At shutdown: stops the in-process sweeper (giving its lock back) and writes the timeline still queued. */
+  close(): Promise<void>
 }
 
 /**
@@ -207,6 +237,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
   const refusals = new RefusalLog()
   const timeline = new TimelineRecorder(store, logger, options.timeline === false, verifier.maxBodyBytes, refusals)
+  const paymentBook = storeBook(store, options.book, logger)
+  const keeper = paymentBook === undefined ? undefined : new BookKeeper(paymentBook, logger)
+  const sweepOptions = sweepSettings(options.sweep)
 
   /**
    * Claims the payment, runs its handlers and records them done. One async function from claim to answer: every
@@ -228,6 +261,15 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       let waitUntil = 0
       let askUntil = 0
       let pauseMs = 10
+      // A book elsewhere is read before the claim (book-check.ts); one in this process after it.
+      let booked: BookedPayment | undefined
+      if (keeper !== undefined && !keeper.inProcess) {
+        try {
+          booked = await keeper.find(verified.orderNumber)
+        } catch (error) {
+          return bookUnavailable(error, verified, kind)
+        }
+      }
       let previousState: PaymentState | null
       let transaction: TTransaction | undefined
       for (;;) {
@@ -272,6 +314,15 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         pauseMs *= 2
       }
 
+      if (keeper?.inProcess === true) {
+        try {
+          booked = keeper.findNow(verified.orderNumber)
+        } catch (error) {
+          await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
+          return bookUnavailable(error, verified, kind)
+        }
+      }
+
       let handled = verified
       if (confirmer !== undefined && !confirmed) {
         const known = await confirmThroughApi(confirmer, verified, trustedShapes, Math.floor(leaseMs / 2))
@@ -290,6 +341,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
         }
         handled = known
       }
+      // Checked against what the merchant asked for: the API's record when confirmed, else the result itself.
+      const problem = booked === undefined ? undefined : disagreement(booked, handled)
+      if (problem !== undefined) {
+        await releaseQuietly(lease, { exchangeNumber, state, delivery: kind })
+        logger.warn({ exchangeNumber, state, delivery: kind, code: 'result_mismatch' }, `did not handle the result: ${problem}`)
+        return refused(mismatchError(problem), 'rejected', verified)
+      }
 
       // A store in this process says itself when a busy payment is settled; others need this process's word.
       const running: { waiting?: Promise<void>; wake?: () => void } | undefined = inProcess === undefined ? {} : undefined
@@ -297,7 +355,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       try {
         const log = { exchangeNumber, state, delivery: kind }
         const name = EVENT_NAMES[state]
-        const event: PaymentEvent<TTransaction> = new HandlerEvent(handled, name, previousState, kind, transaction)
+        const event: PaymentEvent<TTransaction> = new HandlerEvent(handled, name, previousState, kind, transaction, booked)
         try {
           const handling = hooks.handlersFor(handlers[name], name, log)
           if (handling.length === 0) return await unhandled(store, lease, name, verified, logger, log)
@@ -321,6 +379,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
           return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
         }
         logger.info(log, HANDLED[name])
+        const settling = booked === undefined ? undefined : keeper?.settle(booked, state, exchangeNumber)
+        if (settling !== undefined) await settling
         return acknowledged('processed', verified)
       } finally {
         if (running !== undefined) {
@@ -333,6 +393,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       logger.error({ err: error, delivery: kind }, `unexpected error while handling ${what}`)
       return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
     }
+  }
+
+  function bookUnavailable(error: unknown, verified: VerifiedPayment, kind: ResultSource): ReceiverResponse {
+    logger.error({ exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind, err: error }, 'the store failed to read its payment book')
+    const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
+    response.headers['retry-after'] = '5'
+    return response
   }
 
   async function releaseQuietly(lease: LeaseRef, log: { exchangeNumber: string; state: PaymentState; delivery: ResultSource }): Promise<void> {
@@ -476,6 +543,18 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const receive = observe(receiveOnce, { timeline, telemetry, logger })
   // One function for every delivery: it is handed the delivery (or the copy observe keeps the body of).
   const acceptDelivery: Accept = (delivery) => verifier.verifyNow(delivery as RawDelivery)
+  const handleTrusted = (fields: Readonly<Record<string, FieldInput>>) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes))
+  const sweeper = sweeping({
+    store,
+    book: paymentBook,
+    client: options.client === undefined ? undefined : confirmingClients(options.client),
+    credentials: options.credentials,
+    handOver: handleTrusted,
+    timeline,
+    telemetry,
+    logger,
+    settings: sweepOptions,
+  })
 
   return {
     inbox: inbox ?? disabledInbox(),
@@ -493,7 +572,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
     onAny: (handler) => hooks.onAny(handler),
     onError: (handler) => hooks.onError(handler),
-    timeline: (query) => timeline.read(typeof query === 'string' ? { orderNumber: query } : query),
+    timeline: async (query) => {
+      const asked = typeof query === 'string' ? { orderNumber: query } : query
+      return withCreation(await timeline.read(asked), asked, paymentBook)
+    },
     flush: () => timeline.flush(),
     refusals: () => {
       timeline.keepRefusals()
@@ -502,7 +584,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
 
     handle: (delivery) => receive(delivery.kind, 'a delivery', acceptDelivery, delivery),
 
-    handleTrusted: (fields) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes)),
+    handleTrusted,
+    payments: receiverPayments(paymentBook),
+    sweep: () => sweeper.sweep(),
+    close: async () => {
+      await sweeper.stop()
+      await timeline.flush()
+    },
 
     verify: (delivery) => verifier.verify(delivery),
     maxBodyBytes: verifier.maxBodyBytes,

@@ -3,10 +3,11 @@
  * payment and fields are built only when read.
  */
 import { ReceiverError } from '../core/result/errors.js'
-import type { MatchedCredential } from '../core/result/credential-match.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
+import type { BookedPayment } from '../contract/payment-book.js'
 import type { Outcome, PaymentEvent, PaymentEventName, PaymentEventOf, ReceiverResponse, ResultSource } from './events.js'
 
 /**
@@ -83,6 +84,7 @@ class AnyHandlerEvent<TTransaction> implements PaymentEventOf<TTransaction, Paym
     readonly previousState: PaymentState | null,
     readonly delivery: ResultSource,
     readonly transaction: TTransaction | undefined,
+    readonly booked: BookedPayment | undefined,
   ) {
     this[VERIFIED] = verified
     this.state = verified.state
@@ -105,8 +107,8 @@ class AnyHandlerEvent<TTransaction> implements PaymentEventOf<TTransaction, Paym
 
   /** JSON.stringify(event) shows the payment and fields, as it did when they were own properties. */
   toJSON(): Record<string, unknown> {
-    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction } = this
-    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction }
+    const { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction, booked } = this
+    return { id, name, state, previousState, delivery, payment, fields, rendering, unsignedQuery, credential, transaction, booked }
   }
 }
 
@@ -120,6 +122,7 @@ export const HandlerEvent = AnyHandlerEvent as new <TTransaction>(
   previousState: PaymentState | null,
   delivery: ResultSource,
   transaction: TTransaction | undefined,
+  booked: BookedPayment | undefined,
 ) => PaymentEvent<TTransaction>
 
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.

@@ -34,6 +34,11 @@ export interface MeterLike {
     name: string,
     options?: { description?: string; unit?: string; advice?: { explicitBucketBoundaries?: number[] } },
   ): { record(value: number, attributes?: Attributes): void }
+  /** Part of every Meter; optional here so that a hand-made meter without it still works (book-metrics.ts). */
+  createObservableGauge?(
+    name: string,
+    options?: { description?: string; unit?: string },
+  ): { addCallback(callback: (result: { observe(value: number, attributes?: Attributes): void }) => void | Promise<void>): void }
 }
 
 /** What the receiver uses of `@opentelemetry/api` (pass `import * as api from '@opentelemetry/api'`). */
@@ -126,6 +131,14 @@ export class Telemetry {
   }
 
   private meters = false
+  private meter: MeterLike | undefined
+  private waitingForMeter: ((meter: MeterLike) => void)[] = []
+
+  /** Runs `use` with the meter once OpenTelemetry is set up (at once if it is), if metrics go anywhere. */
+  withMeter(use: (meter: MeterLike) => void): void {
+    if (this.meter !== undefined) use(this.meter)
+    else if (this.api === undefined) this.waitingForMeter.push(use)
+  }
 
   private use(api: OpenTelemetryApi, options: TelemetryOptions): void {
     try {
@@ -143,6 +156,8 @@ export class Telemetry {
       const noop = api.createNoopMeter?.()
       this.meters = noop === undefined || this.deliveries !== noop.createCounter(METRIC.deliveries) || this.duration !== noop.createHistogram(METRIC.duration)
       this.api = api
+      if (this.meters) this.meter = meter
+      for (const use of this.waitingForMeter.splice(0)) if (this.meter !== undefined) use(this.meter)
     } catch (error) {
       this.logger.error({ err: error }, 'telemetry: could not set up OpenTelemetry; no spans or metrics')
     }

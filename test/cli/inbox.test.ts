@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
-import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createReceiver, type Receiver, type ReceiverStore } from '../../src/index.js'
-import { postgresStore } from '../../src/stores/postgres/store.js'
-import { redisStore } from '../../src/stores/redis/store.js'
+import { createReceiver, type Receiver } from '../../src/index.js'
 import { deliver, eventually, TOKEN } from '../inbox/suite.js'
-import { uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { runCli } from './run.js'
+import { cliStores } from './stores.js'
 
 const available = (await serviceAvailable('PostgreSQL', DATABASE_URL)) && (await serviceAvailable('Redis', REDIS_URL))
 
@@ -46,21 +42,8 @@ describe('fpx-collect inbox: usage', { timeout: 60_000 }, () => {
 })
 
 describe.skipIf(!available)('fpx-collect inbox: against the stores', { timeout: 60_000 }, () => {
-  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 })
-  const redis = new Redis(REDIS_URL)
-  const table = uniqueTable('cli')
-  const prefix = `fpx-inbox-cli:${randomUUID()}:`
-  afterAll(async () => {
-    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
-    const keys = await redis.keys(`${prefix}*`)
-    if (keys.length > 0) await redis.del(...keys)
-    await Promise.all([pool.end(), redis.quit()])
-  })
+  const { cases } = cliStores('inbox')
 
-  const cases: [string, () => ReceiverStore<unknown>, string[]][] = [
-    ['PostgreSQL', () => postgresStore({ client: pool, table }), ['--url', DATABASE_URL, '--table', table]],
-    ['Redis', () => redisStore({ client: redis, prefix }), ['--url', REDIS_URL, '--prefix', prefix]],
-  ]
   for (const [name, store, where] of cases)
     describe(name, () => {
       let receiver: Receiver<unknown>

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FpxValidationError } from '../../src/client/index.js'
+import { FpxValidationError, type PaymentInput } from '../../src/client/index.js'
 import { demoClient, DEMO, type Emulator, launch, paymentInput, recordingFetch } from './helpers.js'
 
 /*
@@ -91,27 +91,95 @@ describe('what the emulator notes', () => {
   })
 })
 
+/**
+ * The emulator's verdict on a payment form as a shop would send it (nested objects as `name[key]`, empty values
+ * left out as the client leaves them out), signed as sent.
+ */
+async function emulatorTakes(input: Readonly<Record<string, unknown>>): Promise<boolean> {
+  const { order_number, buyer_name, buyer_email, product_description } = paymentInput()
+  const form = new URLSearchParams({ order_number, buyer_name, buyer_email, buyer_phone: '', product_description, transaction_amount: '100.20', uid: DEMO.uid, token: DEMO.authToken })
+  for (const [name, value] of Object.entries(input)) {
+    if (typeof value === 'object' && value !== null) for (const [key, inner] of Object.entries(value)) form.set(`${name}[${key}]`, String(inner))
+    else if (value === '') form.delete(name)
+    else form.set(name, String(value))
+  }
+  form.set('checksum', createHmac('sha256', DEMO.checksumToken).update(SIGNED.map((name) => form.get(name) ?? '').join('|')).digest('hex'))
+  const response = await emulator.postForm('/v1/payments', Object.fromEntries(form), null)
+  await response.text()
+  if (response.status !== 200) expect(response.status).toBe(422)
+  return response.status === 200
+}
+
+/** What the client did: refused before sending, or sent and had the payment created (or refused by the service). */
+async function clientOutcome(input: PaymentInput): Promise<'refused before sending' | 'created' | 'refused by the service'> {
+  const wire = recordingFetch()
+  const outcome = await demoClient(emulator, { fetch: wire.fetch })
+    .createPayment(input)
+    .then(
+      () => 'created' as const,
+      (error: unknown) => {
+        if (!(error instanceof FpxValidationError)) throw error
+        return error.status === undefined ? ('refused before sending' as const) : ('refused by the service' as const)
+      },
+    )
+  expect(wire.sent).toHaveLength(outcome === 'refused before sending' ? 0 : 1)
+  return outcome
+}
+
 describe('amounts: the client refuses exactly what the emulator refuses', () => {
   const AMOUNTS = ['200', '199.5', '0.5', '100.20', '007.10', '999999999.99', '200.001', '0', '0.00', '-1', '1,000', 'RM10', ' 200', '.5', '200.', '1e3', '1000000000']
 
-  /** The emulator's verdict on the text as a shop would send it, signed as sent. */
-  async function emulatorTakes(amount: string): Promise<boolean> {
-    const { order_number, buyer_name, buyer_email, product_description } = paymentInput()
-    const form = new URLSearchParams({ order_number, buyer_name, buyer_email, buyer_phone: '', product_description, transaction_amount: amount, uid: DEMO.uid, token: DEMO.authToken })
-    const names = ['buyer_email', 'buyer_name', 'buyer_phone', 'callback_url', 'order_number', 'product_description', 'redirect_url', 'transaction_amount', 'uid']
-    form.set('checksum', createHmac('sha256', DEMO.checksumToken).update(names.map((name) => form.get(name) ?? '').join('|')).digest('hex'))
-    const response = await emulator.postForm('/v1/payments', Object.fromEntries(form), null)
-    await response.text()
-    if (response.status !== 200) expect(response.status).toBe(422)
-    return response.status === 200
-  }
-
   it.each(AMOUNTS)('%j', async (amount) => {
-    const wire = recordingFetch()
-    const outcome = await demoClient(emulator, { fetch: wire.fetch })
-      .createPayment(paymentInput({ transaction_amount: amount }))
-      .then(() => true, (error: unknown) => (error instanceof FpxValidationError && error.status === undefined ? false : Promise.reject(error)))
-    expect(outcome).toBe(await emulatorTakes(amount))
-    expect(wire.sent).toHaveLength(outcome ? 1 : 0)
+    const outcome = await clientOutcome(paymentInput({ transaction_amount: amount }))
+    expect(outcome).toBe((await emulatorTakes({ transaction_amount: amount })) ? 'created' : 'refused before sending')
+  })
+})
+
+describe('the other fields: the client refuses exactly what the emulator refuses (one table, core/request/field-rules.ts)', () => {
+  const x = (length: number) => 'x'.repeat(length)
+  const address = Object.fromEntries(['contact_name', 'contact_phone_number', 'line1', 'line2', 'postcode', 'city', 'state'].map((key) => [key, x(255)]))
+  const CASES: [string, Partial<PaymentInput>][] = [
+    ['order_number of 50 characters', { order_number: x(50) }],
+    ['order_number of 51 characters', { order_number: x(51) }],
+    ['order_number on two lines', { order_number: 'ORD\n1' }],
+    ['buyer_name of 100 characters', { buyer_name: x(100) }],
+    ['buyer_name of 101 characters', { buyer_name: x(101) }],
+    ['buyer_name with a tab', { buyer_name: 'Nur\tAisyah' }],
+    ['buyer_email of 254 characters', { buyer_email: `${x(242)}@example.com` }],
+    ['buyer_email of 255 characters', { buyer_email: `${x(243)}@example.com` }],
+    ['buyer_email without a domain', { buyer_email: 'aisyah@' }],
+    ['buyer_email empty', { buyer_email: '' }],
+    ['product_description of 255 characters', { product_description: x(255) }],
+    ['product_description of 256 characters', { product_description: x(256) }],
+    ['callback_url over https', { callback_url: 'https://shop.example/fpx/callback?shop=42' }],
+    ['callback_url over ftp', { callback_url: 'ftp://shop.example/cb' }],
+    ['callback_url relative', { callback_url: '/fpx/callback' }],
+    ['callback_url empty (not given)', { callback_url: '' }],
+    ['redirect_url of 2048 characters', { redirect_url: `https://shop.example/${x(2048 - 21)}` }],
+    ['redirect_url of 2049 characters', { redirect_url: `https://shop.example/${x(2049 - 21)}` }],
+    ['cancel_url not a URL', { cancel_url: 'back to the shop' }],
+    ['timeout_url over http', { timeout_url: 'http://shop.example/timeout' }],
+    ['redirect_post true', { redirect_post: 'true' }],
+    ['redirect_post yes', { redirect_post: 'yes' as 'true' }],
+    ['model B2B', { model: 'B2B' as 'B2C' }],
+    ['fpx_bank_selection grid', { fpx_bank_selection: 'grid' }],
+    ['fpx_bank_selection list', { fpx_bank_selection: 'list' as 'grid' }],
+    ['buyer_bank_code of 21 characters', { buyer_bank_code: x(21) }],
+    ['params, documented keys', { params: { reference1_label: 'Table', reference1: '12', reference18: 'last' } }],
+    ['params, other keys', { params: { selected_item: 'Blue mug', reference19: 'x', reference0: 'y' } }],
+    ['params value of 255 characters', { params: { reference1: x(255) } }],
+    ['params value of 256 characters', { params: { reference1: x(256) } }],
+    ['params value on two lines', { params: { reference1: 'Leave at the gate\nafter 6 pm' } }],
+    ['params value empty', { params: { reference1: '' } }],
+    ['an address with all seven keys', { shipping_address: address }],
+    ['an address value of 256 characters', { billing_address: { line1: x(256) } }],
+    ['an address value on two lines', { billing_address: { line1: 'Jalan 1\nTaman 2' } }],
+    ['an address value empty', { billing_address: { line2: '' } }],
+    ['an address key the spec does not list', { shipping_address: { country: 'MY' } as never }],
+  ]
+
+  it.each(CASES)('%s', async (_name, overrides) => {
+    const outcome = await clientOutcome(paymentInput(overrides))
+    expect(outcome).toBe((await emulatorTakes(overrides)) ? 'created' : 'refused before sending')
   })
 })

@@ -69,12 +69,15 @@ describe('payment input', () => {
     expect(fields).toEqual({ buyer_email: 'must be an e-mail address', buyer_name: 'must be one line of text without control characters' })
   })
 
-  it('allows 18 params pairs and names a 19th', async () => {
+  it('allows 18 params pairs, and other keys as the service takes them; names a key a form cannot send', async () => {
     const params: Record<string, string> = {}
     for (let n = 1; n <= 18; n++) Object.assign(params, { [`reference${n}_label`]: `Label ${n}`, [`reference${n}`]: `Value ${n}` })
     expect(client.buildPaymentForm(paymentInput({ params })).fields['params[reference18]']).toBe('Value 18')
-    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ params: { ...params, reference19: 'x' } })))
-    expect(Object.keys(fields)).toEqual(['params[reference19]'])
+    // The emulator keeps these with a warning (docs/emulator.md: a public Laravel library sends params[selected_item]).
+    const more = client.buildPaymentForm(paymentInput({ params: { ...params, reference19: 'x', selected_item: 'Blue mug' } })).fields
+    expect([more['params[reference19]'], more['params[selected_item]']]).toEqual(['x', 'Blue mug'])
+    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ params: { 'a]b': 'x', '': 'y' } })))
+    expect(Object.keys(fields).sort()).toEqual(['params[]', 'params[a]b]'])
   })
 
   it('takes what the emulator takes in the loosely specified fields', () => {

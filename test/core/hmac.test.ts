@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { hexDigestsEqual, hmacSha256Hex } from '../../src/core/hmac.js'
+import { hexDigestsEqual, hmacSha256Hex, hmacSha256HexOfRanges } from '../../src/core/hmac.js'
 
 const oracle = (key: string, data: string | Uint8Array) => createHmac('sha256', key).update(data).digest('hex')
 
@@ -53,6 +53,31 @@ describe('hmacSha256Hex beyond the reused buffer', () => {
         expect(hmacSha256Hex(key, text)).toBe(oracle(key, text))
       }),
     )
+  })
+})
+
+describe('hmacSha256HexOfRanges', () => {
+  /** Pieces of `source` as [from, to) pairs, in any order, overlapping or empty. */
+  const pieces = (length: number) => fc.array(fc.tuple(fc.nat(length), fc.nat(length)).map(([a, b]) => [Math.min(a, b), Math.max(a, b)] as const), { maxLength: 6 })
+  const joined = (source: Buffer, ranges: readonly (readonly [number, number])[]) => Buffer.concat(ranges.map(([from, to]) => source.subarray(from, to)))
+
+  it('agrees with createHmac over the pieces joined, for any key, and beside the one-shot HMAC of other keys', () => {
+    fc.assert(
+      fc.property(fc.string({ maxLength: 100 }), fc.uint8Array({ maxLength: 3000 }).chain((bytes) => fc.tuple(fc.constant(Buffer.from(bytes)), pieces(bytes.length))), (key, [source, ranges]) => {
+        expect(hmacSha256HexOfRanges(key, source, ranges.flat())).toBe(oracle(key, joined(source, ranges)))
+        expect(hmacSha256Hex('another key', source)).toBe(oracle('another key', source))
+        expect(hmacSha256HexOfRanges(key, source, ranges.flat())).toBe(oracle(key, joined(source, ranges)))
+      }),
+      { numRuns: 200 },
+    )
+  })
+
+  it('agrees with createHmac for pieces that outgrow the reused buffer, and a key longer than a block', () => {
+    const source = Buffer.from(Array.from({ length: 50_000 }, (_, i) => i % 251))
+    const ranges = [0, 50_000, 10, 40_000] as const
+    const whole = Buffer.concat([source, source.subarray(10, 40_000)])
+    for (const key of ['token', 'k'.repeat(131)]) expect(hmacSha256HexOfRanges(key, source, ranges)).toBe(oracle(key, whole))
+    expect(hmacSha256HexOfRanges('token', source, [])).toBe(oracle('token', ''))
   })
 })
 

@@ -41,6 +41,23 @@ async function describePayment(emulator: Emulator, exchangeNumber: string): Prom
   return (await (await emulator.control(`/payments/${exchangeNumber}`)).json()) as Record<string, unknown>
 }
 
+/**
+ * Creates a payment the lenient emulator keeps with `message` as its one warning (logged too), approves it, and
+ * checks that the receiver verifies the callback carrying it. Returns the result's params.
+ */
+async function keptWithWarning(fields: Record<string, string>, message: string): Promise<unknown> {
+  const exchangeNumber = await created(lenient, fields)
+  expect((await describePayment(lenient, exchangeNumber)).warnings).toEqual([message])
+  expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
+  const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
+  const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+  // A state no handler listens to is answered 503 no_handler: this one checks verification.
+  receiver.onAny(() => {})
+  const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
+  expect(answer.status).toBe(200)
+  return result.params
+}
+
 describe('transaction_amount without two fraction digits', () => {
   it.each([
     ['200', '200.00'],
@@ -272,18 +289,7 @@ describe('params keys other than referenceN / referenceN_label', () => {
   const message = 'params keys "selected_item", "reference19" are not reference1..reference18 or their _label (the spec\'s); kept and sent back as given'
 
   it('are kept, signed and sent back in the result, with a warning', async () => {
-    const exchangeNumber = await created(lenient, form())
-    const payment = await describePayment(lenient, exchangeNumber)
-    expect(payment.warnings).toEqual([message])
-    expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
-    const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
-    expect(result.params).toEqual({ selected_item: 'Blue mug', reference1_label: 'Table', reference1: '12', reference19: 'x' })
-    // The receiver verifies the result that carries them.
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
-    // A state no handler listens to is answered 503 no_handler: this one checks verification.
-    receiver.onAny(() => {})
-    const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })
-    expect(answer.status).toBe(200)
+    expect(await keptWithWarning(form(), message)).toEqual({ selected_item: 'Blue mug', reference1_label: 'Table', reference1: '12', reference19: 'x' })
   })
 
   it('are also taken by payment sessions, with a warning', async () => {
@@ -300,10 +306,46 @@ describe('params keys other than referenceN / referenceN_label', () => {
     })
   })
 
-  it('a value that is not one line of at most 255 characters is still refused', async () => {
+  it('a value over 255 characters is still refused', async () => {
     expect(await refusal(await create(lenient, paymentForm({ 'params[selected_item]': 'x'.repeat(256) })))).toMatchObject({
       status: 422,
-      fields: { 'params[selected_item]': 'must be one line of at most 255 characters' },
+      fields: { 'params[selected_item]': 'must be at most 255 characters' },
     })
+  })
+})
+
+describe('control characters in params values (no evidence either way: docs/emulator.md)', () => {
+  const note = 'Leave at the gate\nafter 6 pm\tthanks'
+  const form = () => paymentForm({ 'params[reference1_label]': 'Delivery note', 'params[reference1]': note })
+  const message =
+    'params[reference1] holds a control character; kept and signed as sent, but a browser posting the redirect sends a lone CR or LF as CR LF, ' +
+    'so that redirect will not verify (the callback will)'
+
+  it('are kept and signed as sent, with a warning; the callback verifies', async () => {
+    expect(await keptWithWarning(form(), message)).toEqual({ reference1_label: 'Delivery note', reference1: note })
+  })
+
+  it('are taken by payment sessions too, with a warning', async () => {
+    const response = await lenient.postForm('/apis/payments', { transaction_amount: '10.00', 'params[reference1]': 'a\rb' })
+    expect(response.status).toBe(200)
+    const { data } = (await response.json()) as { data: Record<string, unknown> }
+    expect(data.other_params).toEqual({ reference1: 'a\rb' })
+    const { warnings } = (await (await lenient.control('/warnings')).json()) as { warnings: { message: string }[] }
+    expect(warnings.at(-1)?.message).toMatch(/^params\[reference1\] holds a control character; .* \(payment session [A-Z]{5}\d{10}\)$/)
+  })
+
+  it('strict mode refuses them with 422, naming each', async () => {
+    expect(await refusal(await create(strict, paymentForm({ 'params[reference1]': 'a\nb', 'params[reference2]': 'a\u0000b', 'params[reference3]': 'one line' })))).toMatchObject({
+      status: 422,
+      fields: { 'params[reference1]': 'must be one line of text without control characters', 'params[reference2]': 'must be one line of text without control characters' },
+    })
+  })
+
+  it('address values keep the one-line rule in both modes', async () => {
+    for (const emulator of [lenient, strict])
+      expect(await refusal(await create(emulator, paymentForm({ 'billing_address[line1]': 'a\nb' })))).toMatchObject({
+        status: 422,
+        fields: { 'billing_address[line1]': 'must be one line of text without control characters' },
+      })
   })
 })

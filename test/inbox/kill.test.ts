@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { createReceiver, type ReceiverStore } from '../../src/index.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { redisStore } from '../../src/stores/redis/store.js'
-import { uniqueTable } from '../stores/postgres-suites.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 import { deliver, eventually, TOKEN } from './suite.js'
 
@@ -41,7 +41,8 @@ describe.skipIf(!available)('inbox: a worker SIGKILLed in the middle of a handle
   const children: ChildProcess[] = []
   afterAll(async () => {
     for (const child of children) child.kill('SIGKILL')
-    for (const table of [...tables, ledger]) await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    for (const table of tables) await dropStoreTables(pool, table)
+    await pool.query(`DROP TABLE IF EXISTS "${ledger}"`)
     const keys = await redis.keys(`${prefix}*`)
     if (keys.length > 0) await redis.del(...keys)
     await Promise.all([pool.end(), redis.quit()])

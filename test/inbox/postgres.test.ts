@@ -2,7 +2,7 @@ import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createReceiver, memoryStore } from '../../src/index.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
-import { uniqueTable } from '../stores/postgres-suites.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from '../stores/services.js'
 import { inboxSuite, TOKEN } from './suite.js'
 
@@ -33,7 +33,7 @@ describe.skipIf(!available)('PostgreSQL inbox', () => {
   const tables = [uniqueTable('inbox'), uniqueTable('inbox_tx')]
   afterAll(async () => {
     const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
-    for (const table of tables) await admin.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    for (const table of tables) await dropStoreTables(admin, table)
     await admin.end()
     await Promise.all(pools.map((pool) => pool.end()))
   })

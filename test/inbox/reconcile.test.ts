@@ -6,7 +6,7 @@ import { postgresStore } from '../../src/stores/postgres/store.js'
 import { demoClient, DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
 import { faultyProxy } from '../client/proxy.js'
 import { settled } from '../emulator/delivery-merchant.js'
-import { uniqueTable } from '../stores/postgres-suites.js'
+import { dropStoreTables, uniqueTable } from '../stores/postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from '../stores/services.js'
 import { eventually } from './suite.js'
 
@@ -28,7 +28,7 @@ describe.skipIf(!available)('reconciliation feeds the inbox', () => {
   })
   afterAll(async () => {
     await emulator.stop()
-    await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    await dropStoreTables(pool, table)
     await pool.end()
   })
 

@@ -99,3 +99,45 @@ describe('an empty Checksum Token', () => {
     expect(() => createClient({ environment: 'sandbox', uid: UID_A, authToken: TOKEN, checksumToken: '' })).toThrow(/checksumToken must be a non-empty string/)
   })
 })
+
+/*
+ * HMAC pads a key shorter than a block with zero bytes, so a token of NUL characters only signs exactly as the
+ * empty one does; and a resolveChecksumToken that resolves to something other than text (an empty Buffer from a
+ * driver, an empty list, a number from a parsed config) was hashed as key bytes too: an empty Buffer or list is
+ * the empty key again, and a number made Node's own TypeError, which quotes the value, reach the error log.
+ */
+describe('the empty key in disguise, and a looked-up token that is not text', () => {
+  it('a token of NUL characters only is refused as the empty one is, when the receiver is made', () => {
+    for (const token of ['\0', '\0'.repeat(64)]) {
+      expect(() => createReceiver({ checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
+      expect(() => createReceiver({ credentials: [{ uid: UID_A, checksumToken: token }] })).toThrow(/credentials\[0\]\.checksumToken must be/)
+      expect(() => requestChecksum({ uid: UID_A, order_number: 'ORD-1' } as never, token)).toThrow(/checksumToken must be a non-empty string/)
+      expect(() => createClient({ environment: 'sandbox', uid: UID_A, authToken: TOKEN, checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
+    }
+  })
+
+  const SECRET = 12_345_678_901
+  for (const [label, junk] of [
+    ['an empty Buffer', Buffer.alloc(0)],
+    ['an empty list', []],
+    ['NUL characters only', '\0\0'],
+    ['a number', SECRET],
+    ['an object', { token: TOKEN }],
+  ] as const) {
+    it(`from resolveChecksumToken resolving to ${label} is a clear 500, never the empty key, never the value in a log`, async () => {
+      const logged: string[] = []
+      const log = (details: object, message: string) => void logged.push(`${message} ${JSON.stringify(details)} ${String((details as { err?: unknown }).err ?? '')}`)
+      const { receiver, events } = withHandlers({
+        resolveChecksumToken: async () => junk as never,
+        logger: { debug: log, info: log, warn: log, error: log },
+      })
+      const response = await refused(receiver)
+      expect([response.status, response.outcome, response.error?.code]).toEqual([500, 'rejected', 'credential_lookup_failed'])
+      expect(response.error?.message).toMatch(/resolveChecksumToken .*not .*Checksum Token/)
+      expect(events).toEqual([])
+      const said = [response.error?.message, ...logged].join('\n')
+      expect(said).not.toContain(String(SECRET))
+      expect(said).not.toContain(TOKEN)
+    })
+  }
+})

@@ -4,7 +4,7 @@
  * so that genuine results are still found.
  */
 import { describe, expect, it } from 'vitest'
-import { createReceiver } from '../../src/index.js'
+import { createReceiver, verifyDelivery } from '../../src/index.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -46,5 +46,51 @@ describe('fields after the URL’s own query parameters', () => {
     expect([answer.status, answer.error?.code]).toEqual([401, 'checksum_mismatch'])
     // The refusal counts the splits it tried.
     expect(answer.error?.message).toContain('1 to 2 query parameters')
+  })
+})
+
+describe('splits cut out of the whole query’s signed string, wherever the URL’s own names sort', () => {
+  const UID_A = '6f1c2a4e-8b3d-4f7a-9c2e-1d5b7a9e3f10'
+  const UID_B = '0a9b8c7d-6e5f-4a3b-8c1d-2e3f4a5b6c7d'
+  const OTHER = 'cd'.repeat(32)
+  // Before every service name, between them, after them, and with escapes in names and values.
+  const owns = ['0a=1&0b=2', 'lang=ms&shop=42', 'zz=1&~=2', 'A=x%7Cy&b+c=%E2%82%AC', 'f=1', 'payment_x=a+b']
+  // Values with `|`, `+`, escapes and non-ASCII text, so the signed string differs from the raw query.
+  const fields = () => samplePaymentFields({ buyer_name: 'Nur | Aisyah + é', product_description: '100% cotton, 2×' })
+
+  it('verify after the URL’s own parameters, which come back unsigned and nothing else', async () => {
+    for (const own of owns) {
+      const fieldsSigned = fields()
+      const verified = await verifyDelivery({ query: `${own}&${signCallback(fieldsSigned, TOKEN).body}` }, { checksumToken: TOKEN })
+      expect([own, { ...verified.unsignedQuery }]).toEqual([own, Object.fromEntries(new URLSearchParams(own))])
+      expect(verified.fields.buyer_name).toBe('Nur | Aisyah + é')
+      expect(Object.keys(verified.fields).some((name) => Object.hasOwn(verified.unsignedQuery, name))).toBe(false)
+    }
+  })
+
+  it('verify under whichever credential set signed them when the uid names none', async () => {
+    const credentials = [
+      { uid: UID_A, checksumToken: TOKEN },
+      { uid: UID_B, checksumToken: OTHER },
+    ]
+    for (const own of owns) {
+      const signed = signCallback(samplePaymentFields({ uid: '3f9a0c1b2d4e5f6a7b8c' }), OTHER).body
+      const verified = await verifyDelivery({ query: `${own}&${signed}` }, { credentials })
+      expect([own, verified.credential, { ...verified.unsignedQuery }]).toEqual([own, { uid: UID_B, index: 1, by: 'checksum' }, Object.fromEntries(new URLSearchParams(own))])
+    }
+  })
+
+  it('refuse a forged query however the leading names sort, after trying the same splits', async () => {
+    for (const own of owns.filter((text) => text.includes('&'))) {
+      const forged = `${own}&${signCallback(fields(), TOKEN).body.replace(/checksum=[0-9a-f]+/, `checksum=${'0'.repeat(64)}`)}`
+      const answer = await receiver().handle({ kind: 'callback', query: forged })
+      expect([own, answer.status, answer.error?.code]).toEqual([own, 401, 'checksum_mismatch'])
+      expect(answer.error?.message).toContain('1 to 2 query parameters')
+    }
+  })
+
+  it('refuse a genuine query whose own parameters were signed under another token', async () => {
+    const answer = await receiver().handle({ kind: 'callback', query: `0a=1&${signCallback(fields(), OTHER).body}` })
+    expect([answer.status, answer.error?.code]).toEqual([401, 'checksum_mismatch'])
   })
 })

@@ -12,6 +12,7 @@ import { memoryStore } from '../../src/stores/memory/store.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
+import { dropStoreTables } from '../stores/postgres-suites.js'
 import { DATABASE_URL, REDIS_URL, serviceAvailable } from '../stores/services.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -141,7 +142,7 @@ describe.skipIf(!postgresUp)('refused deliveries in the PostgreSQL store', () =>
   const table = `fpx_collect_test_${randomUUID().replace(/-/g, '').slice(0, 12)}_refused`
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3 })
   afterAll(async () => {
-    for (const name of [table, `${table}_timeline`, `${table}_inbox`]) await pool.query(`DROP TABLE IF EXISTS "${name}"`)
+    await dropStoreTables(pool, table)
     await pool.end()
   })
 

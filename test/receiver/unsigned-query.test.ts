@@ -125,6 +125,56 @@ describe.each(signers)('the callback URL has its own query (signed by %s)', (_la
   })
 })
 
+describe("an own parameter whose value does not decode (the URL's, not the service's)", () => {
+  // A raw `%` and a Latin-1 escape: new URL() and the client take such a callback_url, the service appends its
+  // fields after it, and it signs none of it.
+  const owns = ['next=50%', 'q=caf%E9', 'shop=1&next=50%', 'next=50%&shop=1', 'a=%ZZ&b=%E9']
+
+  it('costs nothing of the signed fields after it: they verify, and the parameter is left out of unsignedQuery', async () => {
+    for (const own of owns) {
+      const { receiver, events } = recorded()
+      const fields = textFields()
+      const response = await receiver.handle(queryDelivery(own, independentForm(fields, TOKEN)))
+      expect([own, response.status, response.outcome]).toEqual([own, 200, 'processed'])
+      expect(Object.keys(events[0]?.fields ?? {}).sort()).toEqual([...Object.keys(fields), 'checksum'].sort())
+      expect(Object.values(events[0]?.unsignedQuery ?? {})).not.toContain('50%')
+    }
+  })
+
+  it('costs nothing of nested fields after it either (params[...], grouped before any split is tried)', async () => {
+    const { receiver, events } = recorded()
+    const signed = signCallback({ ...samplePaymentFields(), params: { reference1_label: 'Note', reference1: 'a|b' } }, TOKEN).body
+    const response = await receiver.handle(queryDelivery('shop=1&next=50%&lang=ms', signed))
+    expect([response.status, response.outcome]).toEqual([200, 'processed'])
+    expect([events[0]?.fields.params, { ...events[0]?.unsignedQuery }]).toEqual([{ reference1_label: 'Note', reference1: 'a|b' }, { shop: '1' }])
+  })
+
+  it('does so under whichever credential set signed them when the uid names none, and with a token looked up', async () => {
+    const sets = {
+      credentials: [
+        { uid: '6f1c2a4e-8b3d-4f7a-9c2e-1d5b7a9e3f10', checksumToken: TOKEN },
+        { uid: '0a9b8c7d-6e5f-4a3b-8c1d-2e3f4a5b6c7d', checksumToken: OTHER_TOKEN },
+      ],
+    }
+    const unnamed = await verifyDelivery({ body: '', query: `next=50%&${independentForm(textFields({ uid: '1a2b3c4d5e6f7a8b9c0d' }), OTHER_TOKEN)}` }, sets)
+    expect(unnamed.credential).toEqual({ uid: '0a9b8c7d-6e5f-4a3b-8c1d-2e3f4a5b6c7d', index: 1, by: 'checksum' })
+    const resolved = await verifyDelivery({ body: '', query: `next=50%&${independentForm(textFields(), TOKEN)}` }, { resolveChecksumToken: async () => TOKEN })
+    expect(resolved.state).toBe('succeeded')
+  })
+
+  it('still refuses with invalid_encoding when no split verifies, or when a signed value is what does not decode', async () => {
+    const forged = new URLSearchParams(independentForm(textFields(), TOKEN))
+    forged.set('checksum', '0'.repeat(64))
+    const signedBad = independentForm(textFields(), TOKEN).replace(/buyer_name=[^&]*/, 'buyer_name=50%')
+    for (const query of [`next=50%&${forged.toString()}`, `shop=1&${signedBad}`, signedBad]) {
+      const { receiver, events } = recorded()
+      const response = await receiver.handle({ kind: 'callback' as const, body: Buffer.alloc(0), contentType: FORM, query })
+      expect([response.status, response.error?.code]).toEqual([400, 'invalid_encoding'])
+      expect(events).toHaveLength(0)
+    }
+  })
+})
+
 describe('unsigned query beside the fields', () => {
   it('is empty when the whole query is signed', async () => {
     const { receiver, events } = recorded()

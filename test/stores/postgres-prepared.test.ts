@@ -4,7 +4,7 @@ import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { literal } from '../../src/stores/postgres/prepared.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
-import { uniqueTable } from './postgres-suites.js'
+import { dropStoreTables, uniqueTable } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
 
 const available = await serviceAvailable('PostgreSQL', DATABASE_URL)
@@ -16,7 +16,7 @@ describe.skipIf(!available)('PostgreSQL store on pg: named prepared statements',
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
   const tables = [uniqueTable('prep_a'), uniqueTable('prep_b')]
   afterAll(async () => {
-    for (const table of tables) await pool.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
+    for (const table of tables) await dropStoreTables(pool, table)
     await pool.end()
   })
 

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createReceiver, type Receiver, type ReceiverResponse } from '../../src/index.js'
 import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/stores/postgres/sql.js'
 import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/stores/postgres/store.js'
 import type { PoolLike } from '../../src/stores/postgres/transactions.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
+import { DATABASE_URL } from './services.js'
 
 /*
  * Checks shared by the pg and PGlite test files, beyond the contract suite: the schema, pruning, and the
@@ -18,6 +20,27 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
 /** A table name unique to this test run (and `part`), so parallel runs never meet; drop it afterwards. */
 export function uniqueTable(part: string): string {
   return `fpx_collect_test_${randomUUID().replace(/-/g, '').slice(0, 12)}_${part}`
+}
+
+/** Small pg Pools on the test database, one per would-be process (the server is shared), ended together. */
+export function testPools(): { newPool(): pg.Pool; end(): Promise<void> } {
+  const pools: pg.Pool[] = []
+  return {
+    newPool() {
+      const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 3, idleTimeoutMillis: 1_000 })
+      // Idle connections closed by the server are the pool's to report.
+      pool.on('error', () => {})
+      pools.push(pool)
+      return pool
+    },
+    end: async () => void (await Promise.all(pools.map((pool) => pool.end()))),
+  }
+}
+
+/** Drops every table a store on `table` creates (read from its schema, so a table added later is dropped too). */
+export async function dropStoreTables(client: PostgresQueryable, table: string): Promise<void> {
+  const names = schemaStatements(tableName(table)).flatMap((statement) => /^CREATE TABLE IF NOT EXISTS (\S+)/.exec(statement)?.[1] ?? [])
+  await client.query(`DROP TABLE IF EXISTS ${names.join(', ')}`)
 }
 
 export async function rows<T>(client: PostgresQueryable, text: string, params: unknown[] = []): Promise<T[]> {
@@ -64,8 +87,7 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
-      for (const table of [fromCode, fromFile]) await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
+      for (const table of [fromCode, fromFile]) await dropStoreTables(client, table)
       await close()
     })
 
@@ -102,9 +124,7 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox"`)
-      await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_timeline"`)
-      await client.query(`DROP TABLE IF EXISTS "${table}_tx", "${table}_tx_inbox", "${table}_tx_timeline"`)
+      for (const name of [table, `${table}_tx`]) await dropStoreTables(client, name)
       await close()
     })
 
@@ -214,7 +234,7 @@ export async function transactionSeen<T>(store: PostgresStore<T>, client: Postgr
     expect(await deliver(receiver as Receiver<PostgresQueryable>, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
     await receiver.flush()
   } finally {
-    await client.query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox", "${table}_timeline"`)
+    await dropStoreTables(client, table)
   }
   expect(seen).toHaveLength(1)
   return seen[0]
@@ -243,8 +263,8 @@ export function transactionalSuite(subject: TransactionalSubject): void {
     })
     afterAll(async () => {
       for (const close of closers) await close()
-      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}", "${name}_inbox"`)
-      for (const name of [table, orders]) await subject.client().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
+      await dropStoreTables(subject.client(), table)
+      await subject.client().query(`DROP TABLE IF EXISTS "${orders}"`)
     })
 
     /** Writes the order through the claim's transaction, then does `then` with it. */

@@ -8,6 +8,7 @@ import { storeContract } from './contract.js'
 import {
   createOrders,
   deliver,
+  dropStoreTables,
   Gate,
   ordersOf,
   pruneSuite,
@@ -63,8 +64,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     // The contract leaves a claim or two open; in transactional mode, their transactions hold the table.
     const others = 'SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()'
     await admin().query(others, [application])
-    await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_inbox"`)
-    await admin().query(`DROP TABLE IF EXISTS "${contractTable}", "${contractTable}_timeline"`)
+    await dropStoreTables(admin(), contractTable)
     await Promise.all(pools.map((pool) => pool.end()))
   })
 
@@ -141,7 +141,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
         expect(await store.complete(lease)).toBe(true)
       }
     } finally {
-      await admin().query(`DROP TABLE IF EXISTS "${table}", "${table}_inbox", "${table}_timeline"`)
+      await dropStoreTables(admin(), table)
     }
   })
 
@@ -153,8 +153,8 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       await createOrders(admin(), orders)
     })
     afterAll(async () => {
-      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}", "${name}_inbox"`)
-      for (const name of [table, orders]) await admin().query(`DROP TABLE IF EXISTS "${name}", "${name}_timeline"`)
+      await dropStoreTables(admin(), table)
+      await admin().query(`DROP TABLE IF EXISTS "${orders}"`)
     })
 
     /** Two receivers, each on a pool and store of its own; handler runs are counted outside both. */

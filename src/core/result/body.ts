@@ -1,5 +1,5 @@
 import { isAscii, isUtf8 } from 'node:buffer'
-import { ReceiverError } from './errors.js'
+import { quotedName, ReceiverError } from './errors.js'
 import { decodeForm, type ExpectedNames } from './form.js'
 import { findRepeatedJsonKey } from './json-keys.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
@@ -164,7 +164,7 @@ function decodeJson(text: string): ReceivedFields {
     throw new ReceiverError('malformed_body', 'the JSON body must be an object of fields')
   const repeated = findRepeatedJsonKey(text)
   if (repeated !== undefined)
-    throw new ReceiverError('duplicate_field', `field "${repeated}" is given more than once`, { fields: [repeated] })
+    throw new ReceiverError('duplicate_field', `field ${quotedName(repeated)} is given more than once`, { fields: [repeated] })
   const names = Object.keys(parsed)
   if (names.includes('')) throw new ReceiverError('invalid_field_name', 'the JSON body has a field with an empty name')
   const values = names.map((name) => fromJsonValue((parsed as Record<string, unknown>)[name], 1))

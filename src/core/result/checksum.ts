@@ -62,10 +62,15 @@ export function matchChecksum(message: Message, checksum: string, checksumToken:
 
 /**
  * matchChecksum's candidate itself: its rendering and the signed string. A Buffer is a view valid until the next
- * message is signed, so read it at once.
+ * message is signed, so read it at once. `texts`: the message's signed strings, when the caller built them.
  */
-export function matchSignedText(message: Message, checksum: string, checksumToken: string): SignedText | undefined {
-  for (const candidate of message.signedTexts()) {
+export function matchSignedText(
+  message: Message,
+  checksum: string,
+  checksumToken: string,
+  texts: readonly SignedText[] = message.signedTexts(),
+): SignedText | undefined {
+  for (const candidate of texts) {
     if (hexDigestsEqual(hmacSha256Hex(checksumToken, candidate.data), checksum)) return candidate
   }
   return undefined

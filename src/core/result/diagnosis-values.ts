@@ -1,5 +1,6 @@
 import type { RawDelivery } from './body.js'
-import { type DiagnosisKind, quotedName } from './diagnosis.js'
+import { type DiagnosisKind } from './diagnosis.js'
+import { quotedName } from './errors.js'
 import { type Family, nameList, type Subject, type Trial } from './diagnosis-trial.js'
 import { decodeForm } from './form.js'
 import { bodyIsEmpty, queryText } from './unsigned-query.js'

@@ -74,10 +74,6 @@ export const MAX_DIAGNOSIS_HMACS = 128
 export const DEFAULT_DIAGNOSES_PER_SECOND = 4
 
 /** A field name as it may appear in a diagnosis: quoted with escapes, cut to 64 characters. */
-export function quotedName(name: string): string {
-  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
-}
-
 export function summarise(verdict: Diagnosis['verdict'], tried: readonly DiagnosisAttempt[], hmacs: number, capped: boolean): string {
   const match = tried.find((attempt) => attempt.matched)
   if (verdict === 'matched' && match !== undefined) return `the checksum verifies with ${match.description}`

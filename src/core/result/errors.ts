@@ -66,6 +66,14 @@ export class ReceiverError extends Error {
   }
 }
 
+/**
+ * A name or uid the sender chose, as a refusal message or a diagnosis shows it: JSON-quoted (so CR, LF and quotes
+ * are escapes, and a message stays one log line the sender cannot extend) and cut at 64 characters.
+ */
+export function quotedName(name: string): string {
+  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+}
+
 export function isReceiverError(value: unknown): value is ReceiverError {
   return value instanceof ReceiverError
 }

@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer'
-import { ReceiverError } from './errors.js'
+import { quotedName, ReceiverError } from './errors.js'
 import type { ReceivedFields } from './received-fields.js'
 import { HEX_VALUE } from '../hex.js'
 
@@ -207,7 +207,7 @@ export class FormFields implements ReceivedFields {
     if (value === undefined) {
       const end = this.bounds[4 * i + 3] as number
       const raw = this.text.slice(this.bounds[4 * i + 2], end < 0 ? ~end : end)
-      value = end < 0 ? decodeComponent(raw, () => `field "${this.names[i]}"`) : raw
+      value = end < 0 ? decodeComponent(raw, () => `field ${quotedName(this.names[i] as string)}`) : raw
       decoded[i] = value
     }
     return value
@@ -226,6 +226,9 @@ export class FormFields implements ReceivedFields {
     const source = this.bytes
     if (source === undefined) return undefined
     const { bounds } = this
+    // The bytes of the last signed string are about to change (even if this call throws half-way): no one may
+    // take them for that string any longer (signedValueStarts, split-signing.ts).
+    lastSigned = undefined
     if (signing.length < source.length + order.length) signing = Buffer.allocUnsafeSlow(2 * (source.length + order.length))
     const out = signing
     if (starts.length < order.length) starts = new Int32Array(2 * order.length)

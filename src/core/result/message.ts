@@ -1,4 +1,4 @@
-import { ReceiverError } from './errors.js'
+import { quotedName, ReceiverError } from './errors.js'
 import { byteOrder } from '../field-order.js'
 import { listedFields, type ReceivedFields } from './received-fields.js'
 import { rubyInspect } from './ruby-inspect.js'
@@ -94,12 +94,12 @@ function pathOf(name: string): string[] {
   if (match === null) return [name]
   const keys = (match[2] as string).slice(1, -1).split('][')
   if (keys.length >= MAX_NESTING_DEPTH)
-    throw new ReceiverError('invalid_field_name', `field "${name}" is nested more than ${MAX_NESTING_DEPTH} levels deep`)
+    throw new ReceiverError('invalid_field_name', `field ${quotedName(name)} is nested more than ${MAX_NESTING_DEPTH} levels deep`)
   return [match[1] as string, ...keys]
 }
 
 function repeated(name: string): ReceiverError {
-  return new ReceiverError('duplicate_field', `field "${name}" is given more than once or clashes with another field`, {
+  return new ReceiverError('duplicate_field', `field ${quotedName(name)} is given more than once or clashes with another field`, {
     fields: [name],
   })
 }
@@ -120,7 +120,7 @@ function groupBrackets(names: readonly string[], values: readonly FieldValue[]):
       const last = depth === path.length - 1
       if (key === '') {
         if (!Array.isArray(container)) throw repeated(name)
-        if (!last) throw new ReceiverError('invalid_field_name', `field "${name}" nests inside an array, which is not supported`)
+        if (!last) throw new ReceiverError('invalid_field_name', `field ${quotedName(name)} nests inside an array, which is not supported`)
         container.push(value)
         continue
       }

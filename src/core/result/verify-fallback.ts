@@ -1,8 +1,9 @@
 import type { RawDelivery } from './body.js'
-import { type CandidateKey, type CredentialIndex, type MatchedCredential, matchKeys, noSetMatched } from './credential-match.js'
+import { type CandidateKey, type MatchedCredential, matchKeys, unknownUid } from './credentials.js'
 import type { Diagnosis } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
-import type { Message, Rendering } from './message.js'
+import type { Message, Rendering, SignedText } from './message.js'
+import { splitSigner } from './split-signing.js'
 import { bodyIsEmpty, queryText, signedSuffixes } from './unsigned-query.js'
 
 /**
@@ -24,9 +25,12 @@ export interface Mismatch {
   readonly message: Message
   readonly checksum: string
   readonly uid: string | undefined
-  /** The token the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
-  readonly token: string | undefined
-  readonly sets: CredentialIndex | undefined
+  /** The key the uid chose, whose HMAC over the whole message did not match; undefined when the uid chose none. */
+  readonly key: CandidateKey | undefined
+  /** With `key`: the whole message's signed strings, as that check built them (a Buffer is valid until the next message is signed). */
+  readonly signed: readonly SignedText[] | undefined
+  /** Every configured set, tried when the uid chose none. */
+  readonly fallback: readonly CandidateKey[] | undefined
   /** Called only when nothing matched, for the refusal's diagnosis (undefined when the verifier makes none). */
   readonly diagnose: () => Diagnosis | undefined
 }
@@ -40,25 +44,34 @@ export function mismatchError(diagnosis?: Diagnosis): ReceiverError {
 }
 
 export function recoverMismatch(mismatch: Mismatch): Recovered {
-  const { delivery, message, checksum, uid, token, sets, diagnose } = mismatch
+  const { delivery, message, checksum, uid, key, fallback, diagnose } = mismatch
   let keys: readonly CandidateKey[]
-  if (token !== undefined) {
-    keys = [{ token, credential: sets?.chosen(uid) }]
+  let signed = mismatch.signed
+  if (key !== undefined) {
+    keys = [key]
   } else {
-    keys = sets?.fallback ?? []
-    const whole = matchKeys(message, checksum, keys)
+    keys = fallback ?? []
+    signed = message.signedTexts()
+    const whole = matchKeys(message, checksum, keys, signed)
     if (whole !== undefined) return { message, ...whole, unsignedPrefix: undefined }
   }
   let tried = 0
   if (bodyIsEmpty(delivery.body)) {
-    for (const suffix of signedSuffixes(queryText(delivery.query), message)) {
+    const suffixes = signedSuffixes(queryText(delivery.query), message)
+    // Splits that are views of the whole message are cut out of its signed bytes instead of being signed again.
+    const skips = suffixes.flatMap((suffix) => (suffix.skip === undefined ? [] : [suffix.skip]))
+    const signer = splitSigner(message, signed, skips)
+    for (const suffix of suffixes) {
       tried++
-      const found = matchKeys(suffix.message, checksum, keys)
-      if (found !== undefined) return { message: suffix.message, ...found, unsignedPrefix: suffix.prefix }
+      const found =
+        suffix.skip !== undefined && signer?.current === true
+          ? signer.match(suffix.skip, checksum, keys)
+          : matchKeys(suffix.message(), checksum, keys)
+      if (found !== undefined) return { message: suffix.message(), ...found, unsignedPrefix: suffix.prefix }
     }
   }
   const diagnosis = diagnose()
-  if (token === undefined) throw noSetMatched(uid, keys.length, diagnosis)
+  if (key === undefined) throw unknownUid(uid, { tokens: keys.length, diagnosis })
   if (tried === 0) throw mismatchError(diagnosis)
   throw new ReceiverError(
     'checksum_mismatch',

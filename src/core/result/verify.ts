@@ -1,17 +1,17 @@
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchSignedText } from './checksum.js'
 import { checkConsistency } from './consistency.js'
-import { type CredentialIndex, credentialIndex, type MatchedCredential } from './credential-match.js'
-import { type CredentialOptions, tokenLookup } from './credentials.js'
+import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type MatchedCredential } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { type Logger, type LoggerOption, safeLogger } from '../logger.js'
-import { type Message, type Rendering, toMessage } from './message.js'
+import { type Message, type Rendering, type SignedText, toMessage } from './message.js'
 import { classify, type Payment, type PaymentState, toPayment } from '../payment.js'
 import { findFieldProblems, findFlatFieldProblems, flatChecks } from './fields.js'
 import { ShapeCache } from './shape.js'
-import { queryBesideBody, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
+import { undecodablePrefix } from './undecodable-query.js'
+import { bodyIsEmpty, queryBesideBody, queryText, readUnsignedQuery, withQueryHint } from './unsigned-query.js'
 import { type FieldValue, toPlain } from '../values.js'
 import { mismatchError, recoverMismatch } from './verify-fallback.js'
 
@@ -84,6 +84,11 @@ export class VerifiedPayment {
     return value !== undefined && value !== ''
   }
 
+  /** A top-level field's text as received, without building the typed view or the fields object. */
+  text(name: string): string | undefined {
+    return this.message.text(name)
+  }
+
   /** order_number as received (always present: required), without building the typed view. */
   get orderNumber(): string {
     return this.message.text('order_number') as string
@@ -125,8 +130,7 @@ export class VerifiedPayment {
  * logged beyond its field names before its checksum matched.
  */
 export class Verifier {
-  private readonly lookup
-  private readonly sets: CredentialIndex | undefined
+  private readonly credentials: Credentials
   private readonly shapes = new ShapeCache()
   readonly maxBodyBytes: number
   readonly bodyTimeoutMs: number
@@ -137,9 +141,8 @@ export class Verifier {
     options: VerifyOptions,
     private readonly unpinned: UnpinnedResults = 'accept',
   ) {
-    this.lookup = tokenLookup(options)
+    this.credentials = credentials(options)
     this.diagnoses = new DiagnosisBudget(options.diagnosisPerSecond ?? DEFAULT_DIAGNOSES_PER_SECOND)
-    this.sets = credentialIndex(options)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
     this.logger = safeLogger(options.logger)
@@ -168,6 +171,42 @@ export class Verifier {
   }
 
   private verifyRaw(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
+    try {
+      const verified = this.verifyFields(raw)
+      return verified instanceof Promise ? verified.catch((error: unknown) => this.afterUndecodable(raw, error)) : verified
+    } catch (error) {
+      return this.afterUndecodable(raw, error)
+    }
+  }
+
+  /**
+   * A query that did not decode may begin with the URL's own parameters that do not (undecodable-query.ts): the
+   * query after them is verified on its own, and they are handed over unsigned with the rest of the URL's own.
+   * When that does not verify either, the refusal is the first one, as before; unless the fields after them were
+   * signed and are refused for what they say (invalid_fields, inconsistent_result).
+   */
+  private afterUndecodable(raw: RawDelivery, error: unknown): VerifiedPayment | Promise<VerifiedPayment> {
+    const undecodable = error instanceof ReceiverError && error.code === 'invalid_encoding' && bodyIsEmpty(raw.body)
+    const cut = undecodable ? undecodablePrefix(queryText(raw.query)) : undefined
+    if (cut === undefined) throw error
+    const settle = (verified: VerifiedPayment): VerifiedPayment => {
+      this.logger.debug({}, "the URL's own leading query parameters do not decode; the fields after them verified")
+      verified.unsignedSource = verified.unsignedSource === undefined ? cut.prefix : `${cut.prefix}&${verified.unsignedSource}`
+      return verified
+    }
+    const refuse = (retried: unknown): never => {
+      const signed = retried instanceof ReceiverError && (retried.code === 'invalid_fields' || retried.code === 'inconsistent_result')
+      throw signed ? retried : error
+    }
+    try {
+      const verified = this.verifyFields({ ...raw, query: cut.rest })
+      return verified instanceof Promise ? verified.then(settle, refuse) : settle(verified)
+    } catch (retried) {
+      return refuse(retried)
+    }
+  }
+
+  private verifyFields(raw: RawDelivery): VerifiedPayment | Promise<VerifiedPayment> {
     let message: Message
     try {
       message = toMessage(readFields(raw, this.maxBodyBytes, this.shapes.expected), this.shapes)
@@ -179,43 +218,38 @@ export class Verifier {
     if (!CHECKSUM_PATTERN.test(checksum))
       throw new ReceiverError('checksum_malformed', 'the checksum field is not 64 hexadecimal characters')
     const uid = message.text('uid')
-    let found: string | Promise<string> | undefined
-    try {
-      found = this.lookup(uid)
-    } catch (error) {
-      found = this.tolerated(error)
-    }
-    if (typeof found === 'object')
-      return found.then(
-        (token) => this.authenticate(raw, message, checksum, uid, token),
-        (error: unknown) => this.authenticate(raw, message, checksum, uid, this.tolerated(error)),
-      )
-    return this.authenticate(raw, message, checksum, uid, found)
+    // Undefined when the uid names none of several sets: authenticate then tries each set's token.
+    const key = this.credentials.keyFor(uid)
+    if (key instanceof Promise) return key.then((resolved) => this.authenticate(raw, message, checksum, uid, resolved))
+    return this.authenticate(raw, message, checksum, uid, key)
   }
 
-  /** Several sets and a uid that names none: every set's token is tried (in authenticate) before unknown_uid. */
-  private tolerated(error: unknown): undefined {
-    if (this.sets?.fallback === undefined || !(error instanceof ReceiverError && error.code === 'unknown_uid')) throw error
-    return undefined
-  }
-
-  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    const matched = token === undefined ? undefined : matchSignedText(message, checksum, token)
-    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, token)
+  private authenticate(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, key: CandidateKey | undefined): VerifiedPayment {
+    // Built here so that a mismatch can hand them on: a query's splits are cut out of the whole's signed bytes.
+    const texts = key === undefined ? undefined : message.signedTexts()
+    const matched = key === undefined ? undefined : matchSignedText(message, checksum, key.token, texts)
+    if (matched === undefined) return this.verifyMismatch(raw, message, checksum, uid, key, texts)
     const { rendering } = matched
     if (rendering !== 'plain') this.logger.debug({ rendering }, `checksum matched the ${rendering} rendering of nested fields`)
 
     const verified = signedPayment(message, matched.data, rendering, this.unpinned)
-    if (this.sets !== undefined) verified.credential = this.sets.chosen(uid)
+    verified.credential = key?.credential
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
   }
 
   /** Off the ordinary path: another credential set, or the merchant's own query parameters before the fields. */
-  private verifyMismatch(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): VerifiedPayment {
-    const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, uid, token)
-    if (token !== undefined && !raw.query) throw mismatchError(diagnose())
-    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, token, sets: this.sets, diagnose })
+  private verifyMismatch(
+    raw: RawDelivery,
+    message: Message,
+    checksum: string,
+    uid: string | undefined,
+    key: CandidateKey | undefined,
+    wholeTexts: readonly SignedText[] | undefined,
+  ): VerifiedPayment {
+    const diagnose = (): Diagnosis | undefined => this.diagnose(raw, message, checksum, key)
+    if (key !== undefined && !raw.query) throw mismatchError(diagnose())
+    const recovered = recoverMismatch({ delivery: raw, message, checksum, uid, key, signed: wholeTexts, fallback: this.credentials.fallback, diagnose })
     if (recovered.unsignedPrefix !== undefined) this.logger.debug({}, "the checksum matched after leaving the URL's own leading query parameters unsigned")
     if (recovered.credential?.by === 'checksum')
       this.logger.debug({ credential: recovered.credential.uid }, 'the message uid names no credential set; the checksum matched this set')
@@ -230,12 +264,12 @@ export class Verifier {
    * Why nothing matched, once every ordinary candidate failed: rationed to diagnosisPerSecond, so a flood of
    * forgeries costs at most that many diagnoses a second beyond the refusals themselves.
    */
-  private diagnose(raw: RawDelivery, message: Message, checksum: string, uid: string | undefined, token: string | undefined): Diagnosis | undefined {
+  private diagnose(raw: RawDelivery, message: Message, checksum: string, key: CandidateKey | undefined): Diagnosis | undefined {
     if (!this.diagnoses.enabled) return undefined
     if (!this.diagnoses.take()) return this.diagnoses.skipped
-    const all = this.sets?.fallback ?? []
-    const keys = token === undefined ? all : [{ token, credential: this.sets?.chosen(uid) }]
-    const others = token === undefined ? [] : all.filter((key) => key.token !== token)
+    const all = this.credentials.fallback ?? []
+    const keys = key === undefined ? all : [key]
+    const others = key === undefined ? [] : all.filter((other) => other.token !== key.token)
     try {
       return diagnoseMismatch({ delivery: raw, message, checksum, keys, others })
     } catch (error) {

@@ -39,7 +39,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const { entries, clock } = payments
   const timeline = new MemoryTimeline(payments)
   const sweepLock = new MemorySweepLock()
-  const book = new MemoryPaymentBook(maxEntries, sweepLock)
+  const book = new MemoryPaymentBook(retentionMs, maxEntries, sweepLock)
   let operations = 0
 
   function heldBy(ref: LeaseRef): Lease | undefined {

@@ -11,6 +11,7 @@
  */
 
 import { inboxSchemaStatements, inboxTable } from './inbox-sql.js'
+import { bookSchemaStatements, bookTable } from './payment-book-sql.js'
 import { STATE_LIST_SQL } from './state-list.js'
 import { timelineSchemaStatements, timelineTable } from './timeline.js'
 
@@ -59,6 +60,7 @@ export function schemaStatements(table: TableName): string[] {
     // CREATE works from the SQL file alone.
     ...inboxSchemaStatements(inboxTable(table)),
     ...timelineSchemaStatements(timelineTable(table)),
+    ...bookSchemaStatements(bookTable(table)),
   ]
 }
 

@@ -8,6 +8,9 @@ import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
 import { preparedStatements } from './prepared.js'
+import { postgresPaymentBook } from './payment-book.js'
+import { bookTable } from './payment-book-sql.js'
+import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { postgresTimeline, timelineTable } from './timeline.js'
 import { createSchema, PRUNE_BATCH, pruneInBatches, tableReady } from './upkeep.js'
@@ -59,12 +62,15 @@ export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<T
   /** Creates the table and its index if missing (what sql/fpx-collect.sql does). Safe to run again. */
   migrate(): Promise<void>
   /**
-   * Deletes the rows past retention that no live lease holds, and says how many; timeline entries past retention
-   * go too (not counted). Schedule it, or rely on pruneEvery.
+   * Deletes the rows past retention that no live lease holds, and says how many; timeline entries and the book's
+   * closed payments past retention go too (not counted). Schedule it, or rely on pruneEvery.
    */
   prune(): Promise<number>
   /** Inbox mode's queue in `<table>_inbox`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
+  /** Payments known from creation (`<table>_book`), and the lock of one sweeper at a time (`<table>_locks`). */
+  paymentBook(): PaymentBook
+  sweepLock(): SweepLock
 }
 
 /** The transaction a transactional store hands its handlers: a PoolClient for a pg Pool, a Transaction for PGlite. */
@@ -142,14 +148,24 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       )
   }
 
-  const migrate = () => createSchema(query, schemaStatements(table))
-  const ensureTable = tableReady(query, sql.exists, table.sql, migrate)
+  // One migration at a time per store: the claims' first use and the payment book's (read just before a claim) would
+  // otherwise run the schema together and collide on the catalog more often than createSchema's retries allow.
+  let migrating: Promise<void> | undefined
+  const migrate = () =>
+    (migrating ??= createSchema(query, schemaStatements(table)).finally(() => {
+      migrating = undefined
+    }))
+  const ensureTable = tableReady(query, sql.exists, [table.sql], migrate)
   const timeline = postgresTimeline({ query, table: timelineTable(table), retentionMs, exists: sql.exists })
+  const booked = bookTable(table)
+  // The book's tables came in a later version: a store whose claims table exists may lack them.
+  const book = postgresPaymentBook({ query, table: booked, ready: tableReady(query, sql.exists, booked.lookups, migrate), retentionMs })
 
   async function prune(limit = Number.MAX_SAFE_INTEGER): Promise<number> {
     await ensureTable()
     const total = await pruneInBatches(query, sql.prune, limit)
     await timeline.prune(limit)
+    await pruneInBatches(query, book.pruneStatement, limit)
     return total
   }
 
@@ -195,6 +211,8 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     readTimeline: timeline.read,
     migrate,
     prune: () => prune(),
-    openInbox: () => postgresInbox({ query, table: inboxTable(table), ready: tableReady(query, sql.exists, inboxTable(table).lookup, migrate) }),
+    openInbox: () => postgresInbox({ query, table: inboxTable(table), ready: tableReady(query, sql.exists, [inboxTable(table).lookup], migrate) }),
+    paymentBook: () => book.book,
+    sweepLock: () => book.lock,
   }
 }

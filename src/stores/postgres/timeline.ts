@@ -165,7 +165,7 @@ export function postgresTimeline(options: {
   const sql = timelineStatements(table)
   // Created on first use when missing: the table came in a later version, so a store whose claims table exists may
   // still lack it.
-  const ready = tableReady(query, options.exists, table.sql, () => createSchema(query, timelineSchemaStatements(table)))
+  const ready = tableReady(query, options.exists, [table.sql], () => createSchema(query, timelineSchemaStatements(table)))
   return {
     async append(entries) {
       if (entries.length === 0) return

@@ -28,14 +28,16 @@ export async function createSchema(query: Query, schema: readonly string[]): Pro
 }
 
 /**
- * Checks once, on first use, that `table` exists (`exists`: the statement taking its name), and creates what is
- * missing when it does not. Checked first so that an app whose role may not create tables works with tables made
+ * Checks once, on first use, that `tables` exist (`exists`: the statement taking one's name), and creates what is
+ * missing when one does not. Checked first so that an app whose role may not create tables works with tables made
  * from the SQL file. A failure (the database unreachable) is tried again at the next call.
  */
-export function tableReady(query: Query, exists: string, table: string, create: () => Promise<void>): () => Promise<void> {
+export function tableReady(query: Query, exists: string, tables: readonly string[], create: () => Promise<void>): () => Promise<void> {
   return once(async () => {
-    const [row] = (await query(exists, [table])) as { found: boolean }[]
-    if (row?.found !== true) await create()
+    for (const table of tables) {
+      const [row] = (await query(exists, [table])) as { found: boolean }[]
+      if (row?.found !== true) return create()
+    }
   })
 }
 

@@ -9,6 +9,8 @@ import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../../contrac
 import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { redisInbox } from './inbox.js'
 import { redisTimeline } from './timeline.js'
+import { redisPaymentBook } from './payment-book.js'
+import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
 import type { Logger } from '../../core/logger.js'
 import { once } from '../../contract/once.js'
@@ -46,6 +48,9 @@ export interface RedisStore extends ReceiverStore {
   inspect(): Promise<RedisDurability>
   /** Inbox mode's queue under `<prefix>{inbox}:`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
+  /** Payments known from creation, and the lock of one sweeper at a time, under `<prefix>{book}:`. */
+  paymentBook(): PaymentBook
+  sweepLock(): SweepLock
 }
 
 function paymentState(value: string | null): PaymentState {
@@ -94,6 +99,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const completeScript = luaScript(send, COMPLETE)
   const releaseScript = luaScript(send, RELEASE)
   const timeline = redisTimeline(send, prefix, retentionMs)
+  const book = redisPaymentBook(send, prefix, retentionMs)
   // Asked once; a server that could not be reached is asked again at the next call.
   const inspect = once(() => inspectRedis(send))
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
@@ -144,6 +150,8 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     openInbox: () => redisInbox(send, prefix),
     appendTimeline: timeline.append,
     readTimeline: timeline.read,
+    paymentBook: () => book.book,
+    sweepLock: () => book.lock,
     inspect,
   }
 }

@@ -1,0 +1,114 @@
+/*
+ * Payments known from creation: a client given a `book` (the receiver, its store, or the store's PaymentBook)
+ * records every payment it creates there, in one store write, so that the receiver can check results against
+ * what was asked and the sweeper can look up what never came back (docs/payment-lifecycle.md).
+ */
+import type { Logger } from '../core/logger.js'
+import { toSen } from '../core/payment.js'
+import type { AttachedData, CreatedPayment, CreationKind } from '../contract/payment-book.js'
+
+/** What the client needs of a book: `receiver.payments`, a store's `paymentBook()`, or any PaymentBook. */
+export interface PaymentRecorder {
+  record(payment: CreatedPayment): Promise<boolean>
+}
+
+/** The `book` option: the receiver (`createReceiver()`), its store, or a PaymentBook. */
+export type PaymentBookSource = PaymentRecorder | { readonly payments: PaymentRecorder } | { paymentBook?(): PaymentRecorder }
+
+/** The second argument of buildPaymentForm, createPayment and createPaymentSession. */
+export interface CreationOptions {
+  /**
+   * Kept with the payment in the book, returned by `receiver.payments` and handed to handlers as
+   * `event.booked.attached`: your own references (a cart id, a customer id). Flat text, numbers, booleans or null;
+   * at most 4 KiB as JSON. Needs a `book`.
+   */
+  attach?: AttachedData
+}
+
+const MAX_ATTACHED_BYTES = 4096
+
+const hasRecord = (value: unknown): value is PaymentRecorder => typeof (value as PaymentRecorder | null)?.record === 'function'
+
+/** The recorder behind a `book` option, or a TypeError saying what was given instead. */
+export function recorderOf(source: PaymentBookSource): PaymentRecorder {
+  if (hasRecord(source)) return source
+  const payments = (source as { payments?: unknown } | null)?.payments
+  if (hasRecord(payments)) return payments
+  const open = (source as { paymentBook?: unknown } | null)?.paymentBook
+  if (typeof open === 'function') {
+    const book: unknown = open.call(source)
+    if (hasRecord(book)) return book
+  }
+  throw new TypeError(
+    'createClient: book must be the receiver, its store, or a PaymentBook; this store keeps no payment book (the memory, Redis and PostgreSQL stores do)',
+  )
+}
+
+function checkedAttachment(attach: unknown): AttachedData {
+  if (attach === undefined) return {}
+  if (typeof attach !== 'object' || attach === null || Array.isArray(attach)) throw new TypeError('attach must be an object of text, numbers, booleans or null')
+  for (const [name, value] of Object.entries(attach))
+    if (!(value === null || ['string', 'number', 'boolean'].includes(typeof value)) || (typeof value === 'number' && !Number.isFinite(value)))
+      throw new TypeError(`attach.${name} must be text, a finite number, a boolean or null`)
+  if (Buffer.byteLength(JSON.stringify(attach)) > MAX_ATTACHED_BYTES) throw new TypeError(`attach must be at most ${MAX_ATTACHED_BYTES} bytes as JSON`)
+  return { ...(attach as AttachedData) }
+}
+
+/** The client's book: turns what a creation sent (or got back) into the book's record. */
+export class Booking {
+  constructor(
+    private readonly recorder: PaymentRecorder | undefined,
+    private readonly uid: string,
+    private readonly logger: Logger,
+  ) {}
+
+  get enabled(): boolean {
+    return this.recorder !== undefined
+  }
+
+  /** What `attach` holds, checked before any request; a TypeError when there is no book to keep it in. */
+  attachment(options: CreationOptions | undefined): AttachedData {
+    if (options?.attach !== undefined && this.recorder === undefined) throw new TypeError('attach is kept in the payment book: give createClient a book')
+    return checkedAttachment(options?.attach)
+  }
+
+  /** Records the payment; rejects when the store cannot take it. */
+  async record(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData): Promise<void> {
+    if (this.recorder === undefined) return
+    const payment: CreatedPayment = { orderNumber, amountSen: toSen(amount), uid: this.uid, kind, createdAt: new Date(), exchangeNumber, attached }
+    const recorded = await this.recorder.record(payment)
+    if (!recorded) this.logger.info({ orderNumber, kind }, 'the payment book already held this order_number; its first record (and age) is kept')
+  }
+
+  /**
+   * Records a payment the service has (or may have) created already, or a form on its way to the buyer: a failure
+   * to record must not hide that payment from the caller, so it is logged, not thrown. The result is still handled
+   * when it comes, unchecked. Resolves to whether it was recorded.
+   */
+  async recordQuietly(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData): Promise<boolean> {
+    try {
+      await this.record(kind, orderNumber, amount, exchangeNumber, attached)
+      return true
+    } catch (error) {
+      this.logger.error(
+        { orderNumber, kind, err: error },
+        'the payment book could not record a payment: its result is handled when it comes, but not checked against it, and it is not swept',
+      )
+      return false
+    }
+  }
+}
+
+/**
+ * Whether a failed creation may still have created the payment: anything but a refusal the service answered
+ * (4xx). A time-out or a lost answer leaves the payment possibly made, and then the sweeper should find out.
+ */
+export function mayHaveCreated(error: unknown): boolean {
+  const status = (error as { status?: unknown } | null)?.status
+  return !(typeof status === 'number' && status >= 400 && status < 500) && !(error instanceof TypeError)
+}
+
+/** The form with its `recorded` promise, not enumerable (spreads, JSON and paymentFormHtml see the form only). */
+export function withRecorded<T extends object>(form: T, recorded: Promise<boolean>): T {
+  return Object.defineProperty(form, 'recorded', { value: recorded, enumerable: false })
+}

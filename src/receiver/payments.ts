@@ -1,0 +1,125 @@
+/*
+ * What the receiver offers of the payment book: the operator's view (open payments, counts), the `created` entry
+ * that begins an order's timeline, and the sweeper put together from the store's book and lock and the API client.
+ */
+import type { Logger } from '../core/logger.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
+import type { CredentialSet } from '../core/result/credentials.js'
+import type { BookedPayment, CreatedPayment, OpenQuery, OpenSummary, PaymentBook } from '../contract/payment-book.js'
+import type { ReceiverStore } from '../contract/store.js'
+import { type TimelineEntry, type TimelineQuery, timelineKey } from '../contract/timeline.js'
+import { createdEntry } from './book-check.js'
+import { BookMetrics } from './book-metrics.js'
+import type { ConfirmingClient } from './confirmation.js'
+import type { ReceiverResponse } from './events.js'
+import type { SweepSettings } from './sweep-options.js'
+import { Sweeper, type SweepReport } from './sweeper.js'
+import type { Telemetry } from './telemetry.js'
+import type { TimelineRecorder } from './timeline.js'
+
+/** The operator's view of the payment book (`receiver.payments`). */
+export interface ReceiverPayments {
+  /**
+   * Records a payment created elsewhere (the client does this itself when given `book: receiver`): one store
+   * write; false when the order_number was recorded before (the first record is kept).
+   */
+  record(payment: CreatedPayment): Promise<boolean>
+  /** Open payments (no final result yet, or a B2B1 pending approval), oldest first; 100 unless `limit` says. */
+  listOpen(query?: OpenQuery): Promise<BookedPayment[]>
+  /** The payment recorded under an order_number, open or closed, or undefined. */
+  find(orderNumber: string): Promise<BookedPayment | undefined>
+  /** How many payments are open, and when the oldest was created. */
+  summary(): Promise<OpenSummary>
+}
+
+const NO_BOOK =
+  'this receiver keeps no payment book: its store has none (the memory, Redis and PostgreSQL stores do; a custom ' +
+  'store can add paymentBook()), or it was created with book: false'
+
+const KINDS = new Set(['form', 'payment', 'session'])
+
+/** A payment recorded by hand is checked as the client's own records are made: a bad one never reaches the store. */
+function checked(payment: CreatedPayment): CreatedPayment {
+  const problem =
+    typeof payment?.orderNumber !== 'string' || payment.orderNumber === ''
+      ? 'orderNumber must be non-empty text'
+      : !(Number.isSafeInteger(payment.amountSen) && payment.amountSen > 0)
+        ? 'amountSen must be a positive whole number of sen'
+        : typeof payment.uid !== 'string' || payment.uid === ''
+          ? 'uid must be the API UID the payment was created with'
+          : !KINDS.has(payment.kind)
+            ? 'kind must be form, payment or session'
+            : !(payment.createdAt instanceof Date) || Number.isNaN(payment.createdAt.getTime())
+              ? 'createdAt must be a Date'
+              : undefined
+  if (problem !== undefined) throw new TypeError(`payments.record: ${problem}`)
+  return { ...payment, exchangeNumber: payment.exchangeNumber ?? null, attached: payment.attached ?? {} }
+}
+
+export function receiverPayments(book: PaymentBook | undefined): ReceiverPayments {
+  const noBook = () => Promise.reject(new TypeError(NO_BOOK))
+  if (book === undefined) return { record: noBook, listOpen: noBook, find: noBook, summary: noBook }
+  return {
+    record: async (payment) => book.record(checked(payment)),
+    listOpen: (query) => book.listOpen(query),
+    find: (orderNumber) => book.find(orderNumber),
+    summary: () => book.summary(),
+  }
+}
+
+/**
+ * The timeline of one payment with its `created` entry first, read from the book: by order_number directly, by
+ * exchange_number through the order its verified entries name.
+ */
+export async function withCreation(entries: TimelineEntry[], query: TimelineQuery, book: PaymentBook | undefined): Promise<TimelineEntry[]> {
+  if (book === undefined) return entries
+  const { kind, value, limit } = timelineKey(query)
+  const orderNumber = kind === 'order' ? value : entries.find((entry) => entry.orderNumber !== null && entry.verified)?.orderNumber
+  if (orderNumber == null) return entries
+  const booked = await book.find(orderNumber)
+  if (booked === undefined) return entries
+  return [createdEntry(booked), ...entries].slice(-limit)
+}
+
+export interface SweepParts {
+  readonly store: Pick<ReceiverStore<unknown>, 'sweepLock'>
+  readonly book: PaymentBook | undefined
+  readonly client: ((credential: MatchedCredential | undefined) => ConfirmingClient) | undefined
+  readonly credentials: readonly CredentialSet[] | undefined
+  readonly handOver: (fields: Record<string, string>) => Promise<ReceiverResponse>
+  readonly timeline: TimelineRecorder
+  readonly telemetry: Telemetry
+  readonly logger: Logger
+  readonly settings: SweepSettings
+}
+
+/** The receiver's sweep() and close(): the sweeper when the parts are there, started in-process unless told not. */
+export function sweeping(parts: SweepParts): { sweep(): Promise<SweepReport>; stop(): Promise<void> } {
+  const { book, client, logger } = parts
+  const metrics = book === undefined ? undefined : new BookMetrics(book, logger)
+  if (metrics !== undefined) parts.telemetry.withMeter((meter) => metrics.use(meter))
+  let lock
+  try {
+    lock = typeof parts.store.sweepLock === 'function' ? parts.store.sweepLock() : undefined
+  } catch (error) {
+    logger.error({ err: error }, 'the store failed to open its sweep lock; nothing is swept')
+  }
+  const missing = client === undefined ? 'the API client (createReceiver({ client }))' : book === undefined ? 'a store with a payment book' : lock === undefined ? 'a store with a sweep lock' : undefined
+  if (missing !== undefined || book === undefined || client === undefined || lock === undefined || metrics === undefined) {
+    if (book !== undefined && client !== undefined && parts.settings.inProcess) logger.warn({}, `open payments are not swept: the receiver has no ${missing}`)
+    return { sweep: () => Promise.reject(new TypeError(`receiver.sweep() needs ${missing}`)), stop: async () => {} }
+  }
+  const sweeper = new Sweeper({
+    book,
+    lock,
+    // A partner's function is asked for the client of the credential set the payment was created with.
+    client: (uid) => client({ uid, index: parts.credentials?.findIndex((set) => set.uid === uid) ?? -1, by: 'uid' }),
+    handOver: parts.handOver,
+    record: (entries) => parts.timeline.record(entries),
+    counted: (outcome) => metrics.lookup(outcome),
+    logger,
+    settings: parts.settings,
+  })
+  if (parts.settings.inProcess) sweeper.start()
+  return { sweep: () => sweeper.sweep(), stop: () => sweeper.stop() }
+}

@@ -1,0 +1,260 @@
+/**
+ * The Redis store's payment book and sweep lock. Every key shares the `{book}` hash tag, so that the scripts,
+ * which touch a payment with the indexes and the fence together, also run on Redis Cluster:
+ *   <prefix>{book}:payment:<order_number>  hash: created (JSON of what was asked, never touched by the scripts),
+ *                                          createdAt, status, state, exchange, lookups, last, next (ms or '')
+ *   <prefix>{book}:open     sorted set of the open payments by creation time: listOpen's order, summary's counts
+ *   <prefix>{book}:due      sorted set of the open payments by when their next lookup is due
+ *   <prefix>{book}:fence    the newest fencing token handed out (INCR; never expires, so tokens only grow)
+ *   <prefix>{book}:sweeper  `<token>:<owner>` of the lock's holder, expiring with the lease (SET NX PX)
+ * A payment's hash has no expiry while it is open; closed, it expires retentionMs later, like a handled state.
+ * The book's times are the application's (createdAt, lookups, dueBy); the lock's lease is the server's clock.
+ */
+import { type PaymentState, STATE_RANK } from '../../core/payment.js'
+import type {
+  AttachedData,
+  BookedPayment,
+  BookStatus,
+  CreatedPayment,
+  CreationKind,
+  LookupNote,
+  OpenQuery,
+  OpenSummary,
+  PaymentBook,
+  SweepLock,
+} from '../../contract/payment-book.js'
+import { openQuery } from '../../contract/payment-book.js'
+import { luaScript, type RawCommand, replyText } from './client.js'
+import { luaTable } from './lua-table.js'
+
+// KEYS payment, open, due. ARGV order_number, created JSON, createdAt, exchange ('' when none).
+// Create-once in one command: a second record finds the hash and changes nothing.
+const RECORD = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'created', ARGV[2], 'createdAt', ARGV[3], 'status', 'open', 'state', '', 'exchange', ARGV[4],
+  'lookups', 0, 'last', '', 'next', ARGV[3])
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+return 1`
+
+// KEYS payment, open, due. ARGV order_number, state, exchange, now, retentionMs. RANK is core's STATE_RANK.
+const SETTLE = `
+local RANK = ${luaTable(STATE_RANK)}
+local found = redis.call('HMGET', KEYS[1], 'status', 'state', 'exchange', 'createdAt')
+local status, state, exchange = found[1], found[2], found[3]
+if not status then return 0 end
+local incoming = ARGV[2]
+if state ~= '' and RANK[incoming] <= RANK[state] then
+  if incoming == state then return 1 end
+  return 0
+end
+if exchange == '' then exchange = ARGV[3] end
+if incoming ~= 'pending' then
+  redis.call('HSET', KEYS[1], 'status', incoming, 'state', incoming, 'exchange', exchange, 'next', '')
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[5])
+elseif status == 'open' then
+  redis.call('HSET', KEYS[1], 'state', incoming, 'exchange', exchange)
+else
+  -- Abandoned with no result, and now a 99 came: open again, and due, or nothing would ever look at it.
+  redis.call('HSET', KEYS[1], 'status', 'open', 'state', incoming, 'exchange', exchange, 'next', ARGV[4])
+  redis.call('PERSIST', KEYS[1])
+  redis.call('ZADD', KEYS[2], found[4], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1])
+end
+return 1`
+
+// KEYS payment, open, due, fence. ARGV order_number, token, at, next ('' for none), abandoned (1/0), retentionMs.
+// The fence is read in the same script as the write: no newer holder can come in between.
+const NOTE_LOOKUP = `
+if tonumber(ARGV[2]) < tonumber(redis.call('GET', KEYS[4]) or '0') then return 0 end
+if redis.call('HGET', KEYS[1], 'status') ~= 'open' then return 0 end
+redis.call('HINCRBY', KEYS[1], 'lookups', 1)
+if ARGV[5] == '1' then
+  redis.call('HSET', KEYS[1], 'status', 'abandoned', 'last', ARGV[3], 'next', '')
+  redis.call('ZREM', KEYS[2], ARGV[1])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[6])
+else
+  redis.call('HSET', KEYS[1], 'last', ARGV[3], 'next', ARGV[4])
+  if ARGV[4] == '' then redis.call('ZREM', KEYS[3], ARGV[1]) else redis.call('ZADD', KEYS[3], ARGV[4], ARGV[1]) end
+end
+return 1`
+
+// KEYS open, due. ARGV dueBy ('' for every open payment), limit. Returns order numbers, oldest created first.
+// Few due: all of them, sorted by their rank among the open ones (the open set's own order: creation time, then
+// order_number byte by byte; Lua's string comparison would follow the server's locale). Many due (a backlog after
+// an outage): the open payments walked oldest first until enough of them are due, rather than sorting the whole
+// backlog while Redis waits.
+const OPEN_IDS = `
+local limit = tonumber(ARGV[2])
+if ARGV[1] == '' then return redis.call('ZRANGE', KEYS[1], 0, limit - 1) end
+local due_by = tonumber(ARGV[1])
+local out = {}
+if redis.call('ZCOUNT', KEYS[2], '-inf', ARGV[1]) <= limit * 4 then
+  local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', ARGV[1])
+  local rank = {}
+  for _, id in ipairs(ids) do rank[id] = redis.call('ZRANK', KEYS[1], id) or -1 end
+  table.sort(ids, function(a, b) return rank[a] < rank[b] end)
+  for i = 1, math.min(limit, #ids) do out[i] = ids[i] end
+  return out
+end
+local batch = math.max(limit * 4, 256)
+local start = 0
+while #out < limit do
+  local ids = redis.call('ZRANGE', KEYS[1], start, start + batch - 1)
+  if #ids == 0 then break end
+  for _, id in ipairs(ids) do
+    local next = tonumber(redis.call('ZSCORE', KEYS[2], id))
+    if next and next <= due_by then
+      out[#out + 1] = id
+      if #out >= limit then break end
+    end
+  end
+  start = start + batch
+end
+return out`
+
+// KEYS payment, open, due. ARGV order_number. An open payment whose hash is gone (evicted, deleted by hand) leaves
+// the indexes, where it would count as open and take a place in every listing for good.
+const FORGET_GONE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZREM', KEYS[3], ARGV[1])
+return 1`
+
+// KEYS open. Returns { count, oldest creation time or false }.
+const SUMMARY = `
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+return { redis.call('ZCARD', KEYS[1]), oldest[2] or false }`
+
+// KEYS sweeper, fence. ARGV owner, ttlMs. The token grows with every holder, taken in the same script as the lease.
+const ACQUIRE = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return false end
+local token = redis.call('INCR', KEYS[2])
+redis.call('SET', KEYS[1], token .. ':' .. ARGV[1], 'PX', ARGV[2])
+return token`
+
+// KEYS sweeper. ARGV <token>:<owner>, ttlMs.
+const RENEW = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 1`
+
+// KEYS sweeper. ARGV <token>:<owner>.
+const RELEASE = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1])
+return 1`
+
+const FIELDS = ['created', 'createdAt', 'status', 'state', 'exchange', 'lookups', 'last', 'next'] as const
+
+/** What the created field holds: the payment as asked, but the parts the scripts keep in fields of their own. */
+interface Asked {
+  amountSen: number
+  uid: string
+  kind: CreationKind
+  attached: AttachedData
+}
+
+const dateOf = (ms: string | null) => (ms === null || ms === '' ? null : new Date(Number(ms)))
+
+function booked(orderNumber: string, values: readonly (string | null)[]): BookedPayment | undefined {
+  const [created, createdAt, status, state, exchange, lookups, last, next] = values
+  if (created === null || created === undefined) return undefined
+  const asked = JSON.parse(created) as Asked
+  return {
+    orderNumber,
+    amountSen: asked.amountSen,
+    uid: asked.uid,
+    kind: asked.kind,
+    createdAt: new Date(Number(createdAt)),
+    exchangeNumber: exchange === '' || exchange === undefined ? null : exchange,
+    attached: asked.attached,
+    status: status as BookStatus,
+    state: state === '' || state === undefined ? null : (state as PaymentState),
+    lookups: Number(lookups),
+    lastLookupAt: dateOf(last ?? null),
+    nextLookupAt: dateOf(next ?? null),
+  }
+}
+
+const texts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
+
+export interface RedisPaymentBook {
+  readonly book: PaymentBook
+  readonly lock: SweepLock
+}
+
+export function redisPaymentBook(send: RawCommand, prefix: string, retentionMs: string): RedisPaymentBook {
+  const base = `${prefix}{book}:`
+  const [open, due, fence, sweeper] = ['open', 'due', 'fence', 'sweeper'].map((name) => base + name) as [string, string, string, string]
+  const paymentKey = (orderNumber: string) => `${base}payment:${orderNumber}`
+  const scripts = {
+    record: luaScript(send, RECORD),
+    settle: luaScript(send, SETTLE),
+    noteLookup: luaScript(send, NOTE_LOOKUP),
+    openIds: luaScript(send, OPEN_IDS),
+    forgetGone: luaScript(send, FORGET_GONE),
+    summary: luaScript(send, SUMMARY),
+    acquire: luaScript(send, ACQUIRE),
+    renew: luaScript(send, RENEW),
+    release: luaScript(send, RELEASE),
+  }
+  const find = async (orderNumber: string) => booked(orderNumber, texts(await send(['HMGET', paymentKey(orderNumber), ...FIELDS])))
+
+  const book: PaymentBook = {
+    async record(payment: CreatedPayment) {
+      const asked: Asked = { amountSen: payment.amountSen, uid: payment.uid, kind: payment.kind, attached: payment.attached }
+      const keys = [paymentKey(payment.orderNumber), open, due]
+      const args = [payment.orderNumber, JSON.stringify(asked), String(payment.createdAt.getTime()), payment.exchangeNumber ?? '']
+      return Number(await scripts.record(keys, args)) === 1
+    },
+
+    find,
+
+    async settle(orderNumber, state, exchangeNumber) {
+      const args = [orderNumber, state, exchangeNumber, String(Date.now()), retentionMs]
+      return Number(await scripts.settle([paymentKey(orderNumber), open, due], args)) === 1
+    },
+
+    async noteLookup(orderNumber: string, note: LookupNote, token: number) {
+      const abandoned = note.abandoned === true
+      const next = abandoned || note.nextLookupAt === null ? '' : String(note.nextLookupAt.getTime())
+      const args = [orderNumber, String(token), String(note.at.getTime()), next, abandoned ? '1' : '0', retentionMs]
+      return Number(await scripts.noteLookup([paymentKey(orderNumber), open, due, fence], args)) === 1
+    },
+
+    async listOpen(query?: OpenQuery) {
+      const { dueBy, limit } = openQuery(query)
+      const ids = texts(await scripts.openIds([open, due], [dueBy === null ? '' : String(dueBy), String(limit)])) as string[]
+      // Read after the ids were chosen: one that closed in between is left out.
+      const found = await Promise.all(ids.map(find))
+      const gone = ids.filter((_, i) => found[i] === undefined)
+      await Promise.all(gone.map((orderNumber) => scripts.forgetGone([paymentKey(orderNumber), open, due], [orderNumber])))
+      return found.filter((payment): payment is BookedPayment => payment?.status === 'open')
+    },
+
+    async summary(): Promise<OpenSummary> {
+      const [count, oldest] = texts(await scripts.summary([open], []))
+      return { open: Number(count), oldestCreatedAt: dateOf(oldest ?? null) }
+    },
+  }
+
+  const holder = (owner: string, token: number) => `${token}:${owner}`
+  const lock: SweepLock = {
+    async acquire(owner, ttlMs) {
+      const token = await scripts.acquire([sweeper, fence], [owner, String(Math.max(1, Math.ceil(ttlMs)))])
+      return token === null || token === undefined ? undefined : { token: Number(token) }
+    },
+    async renew(owner, token, ttlMs) {
+      return Number(await scripts.renew([sweeper], [holder(owner, token), String(Math.max(1, Math.ceil(ttlMs)))])) === 1
+    },
+    async release(owner, token) {
+      await scripts.release([sweeper], [holder(owner, token)])
+    },
+  }
+
+  return { book, lock }
+}

@@ -1,0 +1,237 @@
+import * as api from '@opentelemetry/api'
+import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createClient, type FpxClient } from '../../src/client/index.js'
+import { createReceiver, type PaymentEvent, type Receiver, type ReceiverOptions, type ReceiverStore, type SweepLock, type SweepOptions } from '../../src/index.js'
+import { countingFetch, DEMO, type Emulator, paymentInput } from '../client/helpers.js'
+import { BOOK_STORES, emulatorWithCapture } from './book-stores.js'
+import type { CallbackCapture } from './callback-capture.js'
+
+const FORM = 'application/x-www-form-urlencoded'
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+/** Short horizons: a test's minutes are milliseconds. */
+const FAST: SweepOptions = { inProcess: false, firstLookupAfterMs: 1, backoff: { baseMs: 20, maxMs: 40 }, abandonAfterMs: 400, pendingAbandonAfterMs: 800, maxLookupsPerMinute: 60_000 }
+
+class PullReader extends MetricReader {
+  protected async onForceFlush(): Promise<void> {}
+  protected async onShutdown(): Promise<void> {}
+}
+
+describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
+  let emulator: Emulator
+  let capture: CallbackCapture
+  let opened: Awaited<ReturnType<(typeof BOOK_STORES)[number]['make']>>
+  let searches: string[]
+  let apiClient: FpxClient
+  const made: Receiver<unknown>[] = []
+
+  const services = emulatorWithCapture()
+  beforeEach(async () => {
+    ;({ emulator, capture } = services)
+    await emulator.control('/reset', {})
+    opened = await make()
+    const counting = countingFetch()
+    searches = counting.calls
+    apiClient = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, fetch: counting.fetch, logger: false })
+  })
+  afterEach(async () => {
+    await Promise.all(made.splice(0).map((receiver) => receiver.close()))
+    await opened.close()
+  })
+
+  function receiverOn(store: ReceiverStore<unknown>, options: Partial<ReceiverOptions<unknown>> = {}) {
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store, client: apiClient, logger: false as never, sweep: FAST, ...options } as ReceiverOptions<unknown>)
+    const events: PaymentEvent<unknown>[] = []
+    for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void events.push(event))
+    made.push(receiver)
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    return { receiver, events, client }
+  }
+
+  const lookups = () => searches.filter((url) => url.includes('search_reference=order_number'))
+
+  it('finds a payment whose redirect and callback were lost, runs its handlers once, and closes it', async () => {
+    const { receiver, events, client } = receiverOn(opened.store)
+    await emulator.control('/faults', { lose_results: 1 })
+    const input = paymentInput({ callback_url: capture.url })
+    const created = await client.createPayment(input)
+    await emulator.complete(created.exchangeNumber as string, 'approve')
+    expect(await receiver.sweep()).toMatchObject({ swept: true, due: 1, lookups: 1, processed: 1, closed: 1, open: 0, failures: 0 })
+    expect(events.map((event) => [event.state, event.delivery, event.booked?.orderNumber])).toEqual([['succeeded', 'reconcile', input.order_number]])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', lookups: 0 })
+    // Closed: the next sweeps leave it alone, and never ask the API about it again.
+    expect(await receiver.sweep()).toMatchObject({ due: 0, lookups: 0 })
+    expect(lookups()).toHaveLength(1)
+    const timeline = await receiver.timeline(input.order_number)
+    expect(timeline.map((entry) => `${entry.event}/${entry.source}`)).toEqual(['created/client', 'lookup/sweep', 'received/reconcile', 'verified/reconcile', 'processed/reconcile'])
+    expect(timeline[1]).toMatchObject({ state: 'succeeded', orderNumber: input.order_number, exchangeNumber: created.exchangeNumber })
+  })
+
+  it('follows a B2B1 payment left at 99 until its lost 00 shows, then closes it', async () => {
+    const { receiver, events, client } = receiverOn(opened.store)
+    await emulator.control('/faults', { lose_approvals: 1 })
+    const created = await client.createPayment(paymentInput({ callback_url: capture.url, model: 'B2B1' }))
+    const exchange = created.exchangeNumber as string
+    await emulator.complete(exchange, 'pending')
+    const [pending] = await capture.bodies(exchange, 1)
+    expect((await receiver.handle({ kind: 'callback', body: pending as string, contentType: FORM })).outcome).toBe('processed')
+    expect((await receiver.payments.listOpen())[0]).toMatchObject({ state: 'pending', status: 'open' })
+    // Still at 99: looked up, left open, looked up again after a backoff.
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, open: 1, processed: 0 })
+    await emulator.control(`/payments/${exchange}/approve`, {})
+    await pause(60)
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, processed: 1, closed: 1 })
+    expect(events.map((event) => `${event.state}:${event.delivery}`)).toEqual(['pending:callback', 'succeeded:reconcile'])
+    expect(events[1]?.previousState).toBe('pending')
+    expect((await receiver.payments.summary()).open).toBe(0)
+  })
+
+  it('backs off, then closes a payment never paid as abandoned after its horizon (and a 99 after its own)', async () => {
+    const { receiver, events, client } = receiverOn(opened.store, { sweep: { ...FAST, backoff: { baseMs: 150, maxMs: 150 } } })
+    const input = paymentInput({ callback_url: capture.url })
+    await client.createPayment(input)
+    await pause(5)
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, open: 1 })
+    const open = await receiver.payments.find(input.order_number)
+    expect(open).toMatchObject({ lookups: 1, status: 'open' })
+    expect(open!.nextLookupAt!.getTime() - open!.lastLookupAt!.getTime()).toBeGreaterThanOrEqual(10)
+    // Not due again before its backoff.
+    expect(await receiver.sweep()).toMatchObject({ lookups: 0 })
+    await pause(450)
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, abandoned: 1 })
+    expect(await receiver.payments.find(open!.orderNumber)).toMatchObject({ status: 'abandoned', nextLookupAt: null })
+    const timeline = await receiver.timeline(open!.orderNumber)
+    expect(timeline[0]?.event).toBe('created')
+    expect(timeline.at(-1)).toMatchObject({ event: 'abandoned', source: 'sweep' })
+    expect(timeline.filter((entry) => entry.event === 'lookup').map((entry) => entry.message)).toEqual([expect.stringMatching(/no bank answer yet; next lookup at/)])
+    expect(events).toEqual([])
+
+    // A 99 outlives the first horizon and is closed only after its own.
+    const b2b1Input = paymentInput({ callback_url: capture.url, model: 'B2B1' })
+    const b2b1 = await client.createPayment(b2b1Input)
+    await emulator.complete(b2b1.exchangeNumber as string, 'pending')
+    const [pending] = await capture.bodies(b2b1.exchangeNumber as string, 1)
+    await receiver.handle({ kind: 'callback', body: pending as string, contentType: FORM })
+    await pause(450)
+    expect(await receiver.sweep()).toMatchObject({ open: 1, abandoned: 0 })
+    await pause(400)
+    expect(await receiver.sweep()).toMatchObject({ abandoned: 1 })
+    // A late result still counts: an abandoned payment that is paid after all is handled and closed as paid.
+    await emulator.control(`/payments/${b2b1.exchangeNumber}/approve`, {})
+    const [, approved] = await capture.bodies(b2b1.exchangeNumber as string, 2)
+    expect((await receiver.handle({ kind: 'callback', body: approved as string, contentType: FORM })).outcome).toBe('processed')
+    expect(await receiver.payments.find(b2b1Input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
+  })
+
+  it('re-checks a payment just before its lookup: one settled meanwhile is never looked up', async () => {
+    const { receiver, client } = receiverOn(opened.store)
+    const created = await client.createPayment(paymentInput({ callback_url: capture.url }))
+    const stale = await receiver.payments.listOpen()
+    await emulator.complete(created.exchangeNumber as string, 'approve')
+    const [body] = await capture.bodies(created.exchangeNumber as string, 1)
+    expect((await receiver.handle({ kind: 'callback', body: body as string, contentType: FORM })).outcome).toBe('processed')
+    // A book whose list is older than the result (read just before it came in).
+    const book = opened.store.paymentBook!()
+    const staleStore: ReceiverStore<unknown> = { ...opened.store, paymentBook: () => Object.assign(Object.create(book) as object, { listOpen: async () => stale }) as typeof book }
+    const late = receiverOn(staleStore)
+    expect(await late.receiver.sweep()).toMatchObject({ due: 1, skipped: 1, lookups: 0 })
+    expect(lookups()).toEqual([])
+  })
+
+  it('keeps within maxLookupsPerMinute, evenly spaced', async () => {
+    const stamps: number[] = []
+    const timed = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, logger: false, fetch: (input, init) => (stamps.push(Date.now()), fetch(input, init)) })
+    const paced = receiverOn(opened.store, { client: timed, sweep: { ...FAST, maxLookupsPerMinute: 600 } })
+    for (let i = 0; i < 5; i++) await paced.client.createPayment(paymentInput({ callback_url: capture.url }))
+    await pause(5)
+    stamps.length = 0
+    expect(await paced.receiver.sweep()).toMatchObject({ lookups: 5 })
+    const gaps = stamps.slice(1).map((stamp, i) => stamp - (stamps[i] as number))
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(99)
+  })
+
+  it('sweeps one at a time across receivers sharing the store, and stops when its lock is lost', async () => {
+    const a = receiverOn(opened.store)
+    const b = receiverOn(await opened.shared())
+    await emulator.control('/faults', { lose_results: 1 })
+    for (let i = 0; i < 3; i++) {
+      const created = await a.client.createPayment(paymentInput({ callback_url: capture.url }))
+      await emulator.complete(created.exchangeNumber as string, 'approve')
+    }
+    const reports = await Promise.all([a.receiver.sweep(), b.receiver.sweep()])
+    expect(reports.map((report) => report.swept).sort()).toEqual([false, true])
+    expect(reports.reduce((sum, report) => sum + report.processed, 0)).toBe(3)
+    expect(a.events.length + b.events.length).toBe(3)
+    expect(lookups()).toHaveLength(3)
+
+    // A lock that cannot be renewed: the sweeper stops after the lookup it was allowed.
+    const lock = opened.store.sweepLock!()
+    const losing: SweepLock = { acquire: (owner, ttl) => lock.acquire(owner, ttl), renew: async () => false, release: (owner, token) => lock.release(owner, token) }
+    const c = receiverOn({ ...opened.store, sweepLock: () => losing }, { sweep: { ...FAST, lockMs: 30, maxLookupsPerMinute: 1200 } })
+    for (let i = 0; i < 3; i++) await c.client.createPayment(paymentInput({ callback_url: capture.url }))
+    const report = await c.receiver.sweep()
+    expect(report.due).toBeGreaterThan(1)
+    expect(report.lookups).toBe(1)
+  })
+
+  it('sweeps in-process on its own timer, holding the lock until close()', async () => {
+    await emulator.control('/faults', { lose_results: 1 })
+    const { receiver, events, client } = receiverOn(opened.store, { sweep: { ...FAST, inProcess: true, everyMs: 20 } })
+    const created = await client.createPayment(paymentInput({ callback_url: capture.url }))
+    await emulator.complete(created.exchangeNumber as string, 'approve')
+    for (let i = 0; i < 200 && events.length === 0; i++) await pause(10)
+    expect(events.map((event) => event.delivery)).toEqual(['reconcile'])
+    const other = receiverOn(await opened.shared())
+    expect((await other.receiver.sweep()).swept).toBe(false)
+    await receiver.close()
+    expect((await other.receiver.sweep()).swept).toBe(true)
+  })
+
+  it('never gives up on a final result the handlers failed on, and needs the client and a book', async () => {
+    await emulator.control('/faults', { lose_results: 1 })
+    const { receiver, client } = receiverOn(opened.store, { sweep: { ...FAST, abandonAfterMs: 1, firstLookupAfterMs: 1 } })
+    let failing = true
+    receiver.on('payment.failed', () => {
+      if (failing) throw new Error('fulfilment down')
+    })
+    const created = await client.createPayment(paymentInput({ callback_url: capture.url }))
+    await emulator.complete(created.exchangeNumber as string, 'reject')
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, failures: 1, open: 1, abandoned: 0 })
+    failing = false
+    await pause(50)
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1, processed: 1, closed: 1 })
+
+    const bare = createReceiver({ checksumToken: DEMO.checksumToken, store: opened.store, logger: false as never })
+    await expect(bare.sweep()).rejects.toThrow(/needs the API client/)
+    await bare.close()
+  })
+
+  it('reports open payments and the oldest open age as metrics, and lookups by outcome', async () => {
+    const reader = new PullReader()
+    const meterProvider = new MeterProvider({ readers: [reader] })
+    try {
+      const { receiver, client } = receiverOn(opened.store, { telemetry: { api: api as never, meterProvider } })
+      await client.createPayment(paymentInput({ callback_url: capture.url }))
+      await pause(30)
+      await receiver.sweep()
+      const { resourceMetrics } = await reader.collect()
+      const metrics = new Map(resourceMetrics.scopeMetrics.flatMap((scope) => scope.metrics).map((metric) => [metric.descriptor.name, metric.dataPoints as DataPoint<number>[]]))
+      expect(metrics.get('fpx.payments.open')?.[0]?.value).toBe(1)
+      expect(metrics.get('fpx.payments.oldest_open_age')?.[0]?.value).toBeGreaterThan(0.02)
+      expect(metrics.get('fpx.sweeper.lookups')?.map((point) => [point.attributes['fpx.lookup.outcome'], point.value])).toEqual([['open', 1]])
+    } finally {
+      await meterProvider.shutdown()
+    }
+  })
+})
+
+describe('sweep options', () => {
+  it('refuses settings that cannot work, naming the option', () => {
+    const make = (sweep: SweepOptions) => () => createReceiver({ checksumToken: DEMO.checksumToken, sweep, logger: false as never })
+    expect(make({ everyMs: 0 })).toThrow(/sweep\.everyMs must be a positive integer/)
+    expect(make({ backoff: { baseMs: 10, maxMs: 5 } })).toThrow(/backoff\.maxMs must be at least/)
+    expect(make({ firstLookupAfterMs: 10_000, abandonAfterMs: 5_000 })).toThrow(/abandonAfterMs must be at least firstLookupAfterMs/)
+    expect(make({ everyMs: 60_000, lockMs: 30_000 })).toThrow(/everyMs must be less than sweep\.lockMs/)
+    expect(make({ everyMs: 60_000, lockMs: 30_000, inProcess: false })).not.toThrow()
+  })
+})

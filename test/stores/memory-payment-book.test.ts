@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest'
+import { memoryStore } from '../../src/index.js'
+import type { CreatedPayment } from '../../src/contract/payment-book.js'
+
+const payment = (orderNumber: string, minutes = 0): CreatedPayment => ({
+  orderNumber,
+  amountSen: 100,
+  uid: 'uid',
+  kind: 'form',
+  createdAt: new Date(Date.UTC(2026, 0, 1, 0, minutes)),
+  exchangeNumber: null,
+  attached: {},
+})
+
+describe('memory payment book: maxEntries', () => {
+  it('at the cap, forgets the payment closed longest ago first, then the open one recorded first', async () => {
+    const store = memoryStore({ maxEntries: 3 })
+    const book = store.paymentBook!()
+    for (const order of ['A', 'B', 'C']) expect(await book.record(payment(order))).toBe(true)
+    // Closed in the order C, A: C goes first, though A was recorded before it.
+    await book.settle('C', 'succeeded', 'EX-C')
+    await book.settle('A', 'failed', 'EX-A')
+    expect(await book.record(payment('D'))).toBe(true)
+    expect(await book.find('C')).toBeUndefined()
+    expect(await book.find('A')).toMatchObject({ status: 'failed' })
+    expect(await book.record(payment('E'))).toBe(true)
+    expect(await book.find('A')).toBeUndefined()
+    // Only open ones left (B, D, E): the one recorded first goes.
+    expect(await book.record(payment('F'))).toBe(true)
+    expect(await book.find('B')).toBeUndefined()
+    expect((await book.listOpen()).map((booked) => booked.orderNumber)).toEqual(['D', 'E', 'F'])
+    expect(await book.summary()).toMatchObject({ open: 3 })
+  })
+
+  it('keeps a closed payment that closed again later (a success after a failure) behind those closed since', async () => {
+    const store = memoryStore({ maxEntries: 3 })
+    const book = store.paymentBook!()
+    for (const order of ['A', 'B', 'C']) await book.record(payment(order))
+    await book.settle('A', 'failed', 'EX-A')
+    await book.settle('B', 'failed', 'EX-B')
+    await book.settle('A', 'succeeded', 'EX-A')
+    await book.record(payment('D'))
+    expect(await book.find('B')).toBeUndefined()
+    expect(await book.find('A')).toMatchObject({ status: 'succeeded' })
+  })
+})

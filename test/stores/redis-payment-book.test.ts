@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { redisStore } from '../../src/stores/redis/store.js'
+import { createdPayment } from './payment-book-fixtures.js'
+import { REDIS_URL, serviceAvailable } from './services.js'
+
+/* What only the Redis book does: its keys and their expiry, one command per write, the walk through a backlog. */
+
+const available = await serviceAvailable('Redis', REDIS_URL)
+const RUN_PREFIX = `fpx-test:${randomUUID()}:`
+const DAY_MS = 24 * 60 * 60 * 1000
+
+const payment = (orderNumber: string, createdAt: number) => createdPayment({ orderNumber, createdAt: new Date(createdAt) })
+
+describe.skipIf(!available)('Redis payment book', () => {
+  let client: Redis
+  let commands: string[]
+  beforeAll(async () => {
+    client = new Redis(REDIS_URL, { lazyConnect: true })
+    await client.connect()
+  })
+  afterAll(async () => {
+    const keys = await client.keys(`${RUN_PREFIX}*`)
+    if (keys.length > 0) await client.del(...keys)
+    await client.quit()
+  })
+
+  /** A store on a prefix of its own whose client notes every command it sends. */
+  function counted(label: string, retentionMs?: number) {
+    commands = []
+    const prefix = `${RUN_PREFIX}${label}:`
+    const spy = { call: (command: string, ...args: string[]) => (commands.push(command), client.call(command, ...args)) }
+    const store = redisStore({ client: spy, prefix, inspect: false, retentionMs })
+    return { prefix, book: store.paymentBook(), lock: store.sweepLock() }
+  }
+
+  it('keeps an open payment without expiry in both indexes, and a closed one for the retention only', async () => {
+    const { prefix, book, lock } = counted('keys', DAY_MS)
+    const key = (order: string) => `${prefix}{book}:payment:${order}`
+    await book.record(payment('A', 1_000))
+    await book.record(payment('B', 2_000))
+    expect(await client.pttl(key('A'))).toBe(-1)
+    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1', 'WITHSCORES')).toEqual(['A', '1000', 'B', '2000'])
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual(['A', '1000', 'B', '2000'])
+    await book.settle('A', 'succeeded', 'EX-A')
+    expect(await client.pttl(key('A'))).toBeGreaterThan(DAY_MS - 60_000)
+    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1')).toEqual(['B'])
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1')).toEqual(['B'])
+    const held = (await lock.acquire('sweeper', 30_000))!
+    expect(await client.get(`${prefix}{book}:sweeper`)).toBe(`${held.token}:sweeper`)
+    expect(await client.pttl(`${prefix}{book}:sweeper`)).toBeGreaterThan(25_000)
+    expect(await client.pttl(`${prefix}{book}:fence`)).toBe(-1)
+    await book.noteLookup('B', { at: new Date(3_000), nextLookupAt: new Date(9_000) }, held.token)
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual(['B', '9000'])
+    await book.noteLookup('B', { at: new Date(9_000), nextLookupAt: null, abandoned: true }, held.token)
+    expect(await client.exists(`${prefix}{book}:open`, `${prefix}{book}:due`)).toBe(0)
+    expect(await client.pttl(key('B'))).toBeGreaterThan(DAY_MS - 60_000)
+  })
+
+  it('records, settles, notes a lookup and finds each in one command once the scripts are cached', async () => {
+    const { book, lock } = counted('commands')
+    await book.record(payment('warm-up', 1_000))
+    await book.settle('warm-up', 'pending', 'EX-W')
+    const { token } = (await lock.acquire('sweeper', 30_000))!
+    await book.noteLookup('warm-up', { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)
+    for (const [name, write] of [
+      ['record', () => book.record(payment('A', 1_000))],
+      ['settle', () => book.settle('A', 'pending', 'EX-A')],
+      ['noteLookup', () => book.noteLookup('A', { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)],
+      ['find', () => book.find('A')],
+      ['summary', () => book.summary()],
+    ] as const) {
+      // Another test file's SCRIPT FLUSH (test/stores/redis.test.ts) empties the server's cache for everyone:
+      // then the call sends its script once more, and the next try counts the cached path again.
+      for (let tries = 1; ; tries++) {
+        commands = []
+        await write()
+        if (!commands.includes('EVAL') || tries === 3) break
+      }
+      expect([name, commands]).toEqual([name, [name === 'find' ? 'HMGET' : 'EVALSHA']])
+    }
+  })
+
+  it('drops from its indexes an open payment whose hash is gone, once a listing meets it', async () => {
+    const { prefix, book } = counted('gone')
+    await book.record(payment('A', 1_000))
+    await book.record(payment('B', 2_000))
+    await client.del(`${prefix}{book}:payment:A`)
+    expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual([])
+    expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual(['B'])
+    expect(await book.summary()).toEqual({ open: 1, oldestCreatedAt: new Date(2_000) })
+  })
+
+  it('lists the oldest due payments through a backlog longer than one walk, skipping those not yet due', async () => {
+    const { book, lock } = counted('backlog')
+    const { token } = (await lock.acquire('sweeper', 30_000))!
+    const orders = Array.from({ length: 600 }, (_, i) => `ORD-${String(i).padStart(3, '0')}`)
+    await Promise.all(orders.map((order, i) => book.record(payment(order, 1_000 + i))))
+    // The 580 oldest were looked up and wait; the 20 youngest are due.
+    await Promise.all(orders.slice(0, 580).map((order) => book.noteLookup(order, { at: new Date(5_000), nextLookupAt: new Date(100_000) }, token)))
+    const listed = await book.listOpen({ dueBy: new Date(50_000), limit: 3 })
+    expect(listed.map((booked) => booked.orderNumber)).toEqual(orders.slice(580, 583))
+    expect((await book.listOpen({ dueBy: new Date(50_000), limit: 100 })).map((booked) => booked.orderNumber)).toEqual(orders.slice(580))
+  })
+})
