@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { nodeDelivery } from '../src/http/node-delivery.js'
-import type { DeliveryHandler } from '../src/receiver/receiver.js'
+import type { DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
 
 /** The parts of Express's request the adapter reads; Express 4 and 5 both have them. */
@@ -22,7 +22,7 @@ function send(response: ServerResponse, answer: HttpAnswer): void {
   response.end(answer.body)
 }
 
-function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
+function route(receiver: DeliveryHandler, kind: DeliveryKind, redirect?: RedirectOptions<ExpressRequest>): ExpressMiddleware {
   return (request, response, next) => {
     // rawBody is not declared here: other packages' type augmentations of IncomingMessage declare it differently.
     const rawBody = (request as { rawBody?: unknown }).rawBody

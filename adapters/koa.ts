@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http'
 import { nodeDelivery } from '../src/http/node-delivery.js'
-import type { DeliveryHandler } from '../src/receiver/receiver.js'
+import type { DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/http/answers.js'
 
 /** The parts of Koa's context the adapter reads and writes; Koa 2 and 3 both have them. */
@@ -20,7 +20,7 @@ export interface KoaContext {
 
 export type KoaMiddleware = (context: KoaContext, next: () => Promise<unknown>) => Promise<void>
 
-function route(receiver: DeliveryHandler, kind: 'callback' | 'redirect', redirect?: RedirectOptions<KoaContext>): KoaMiddleware {
+function route(receiver: DeliveryHandler, kind: DeliveryKind, redirect?: RedirectOptions<KoaContext>): KoaMiddleware {
   return async (context) => {
     const { body, rawBody } = context.request
     const kept = { raw: rawBody ?? body, parser: 'a body parser such as koa-bodyparser or @koa/bodyparser' }

@@ -4,7 +4,7 @@
  * receiver on first use, so that a build without the secrets (`next build`) never creates it (docs/nextjs.md).
  * @module fpx-collect/web
  */
-import type { DeliveryHandler } from '../src/receiver/receiver.js'
+import type { DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/http/answers.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
@@ -41,7 +41,7 @@ const CLONE_ADVICE =
   'Let fpx-collect read the Request first: code that runs before it (a middleware, your own route code) should ' +
   'read a copy, such as await request.clone().formData(), and leave the original Request unread for fpxCallback / fpxRedirect.'
 
-function route(source: ReceiverSource, kind: 'callback' | 'redirect', redirect?: RedirectOptions<Request>): WebHandler {
+function route(source: ReceiverSource, kind: DeliveryKind, redirect?: RedirectOptions<Request>): WebHandler {
   return async (request) => {
     const base = {
       kind,

@@ -16,24 +16,53 @@ export interface RequestFeed {
   readonly wrapped: boolean
 }
 
-/** Hands out the pre-generated requests in order; running past the end would resend bodies, so it is noted. */
-export class Feed implements RequestFeed {
-  private next = 0
-  wrapped = false
-  constructor(private readonly items: readonly Signed[]) {}
-  take(): Signed {
-    if (this.next === this.items.length) {
-      this.next = 0
-      this.wrapped = true
-    }
-    return this.items[this.next++]!
-  }
-}
-
 /** Successful B2C callbacks, each with its own exchange_number, signed as the service signs them. */
 export function callbackBodies(count: number, checksumToken: string): Signed[] {
   const headers = { 'content-type': 'application/x-www-form-urlencoded' }
   return signedCallbacks(count, checksumToken).map((body) => ({ body, headers }))
+}
+
+/**
+ * The pre-signed callbacks every scenario draws from, grown to the run: each scenario's server is new, so each takes
+ * them from the start, and `ensure` signs more (between a warm-up and the measured run, while the server idles) when
+ * fewer are left than the run will take. A fixed pool was outrun: Fastify alone answered more than its 60,000.
+ */
+export class CallbackPool {
+  readonly items: Signed[]
+  constructor(
+    count: number,
+    private readonly checksumToken: string,
+  ) {
+    this.items = callbackBodies(count, checksumToken)
+  }
+
+  /** Makes the pool hold at least `count` callbacks; says how many it signed. */
+  ensure(count: number): number {
+    const missing = count - this.items.length
+    if (missing <= 0) return 0
+    for (const signed of callbackBodies(missing, this.checksumToken)) this.items.push(signed)
+    return missing
+  }
+}
+
+/** Hands out the pool's requests in order; running past its end would resend bodies, so it is noted. */
+export class Feed implements RequestFeed {
+  private next = 0
+  wrapped = false
+  constructor(private readonly pool: CallbackPool) {}
+
+  /** Makes sure `count` more requests can be taken without resending one. */
+  ensure(count: number): number {
+    return this.pool.ensure(this.next + count)
+  }
+
+  take(): Signed {
+    if (this.next === this.pool.items.length) {
+      this.next = 0
+      this.wrapped = true
+    }
+    return this.pool.items[this.next++]!
+  }
 }
 
 /**

@@ -9,7 +9,8 @@
  * sharing the event loop with its own load generator measures the generator as much as the server.
  *
  * Environment: BENCH_DURATION (s, default 3), BENCH_CONNECTIONS (10), BENCH_WARMUP (s, 1), BENCH_BODIES (how many
- * signed bodies to pre-generate; default from the duration), BENCH_ROUNDS (1; the best round of each scenario is
+ * signed bodies to sign before the first scenario; default from the duration; the pool then grows to each run: after
+ * a scenario's warm-up, it holds three times what the warm-up's rate takes in BENCH_DURATION), BENCH_ROUNDS (1; the best round of each scenario is
  * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
  * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child), BENCH_OBSERVE=0 (receivers without the timeline
  * and OpenTelemetry).
@@ -18,7 +19,7 @@ import { fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
-import { callbackBodies, Feed, type RequestFeed, type Signed, WebhookFeed } from './http-bodies.js'
+import { CallbackPool, Feed, type RequestFeed, WebhookFeed } from './http-bodies.js'
 import {
   CALLBACK_PATH,
   CHECKSUM_TOKEN,
@@ -36,9 +37,11 @@ import { envNumber } from './env.js'
 const DURATION = envNumber('BENCH_DURATION', 3, 1)
 const CONNECTIONS = Math.floor(envNumber('BENCH_CONNECTIONS', 10, 1))
 const WARMUP = envNumber('BENCH_WARMUP', 1, 0)
-// Generous: above the fastest callback server measured on a 2-core machine (about 10k req/s), so nothing repeats;
-// webhooks for octokit are signed as they are sent, so they never run out.
+// Enough for the warm-up of the fastest callback server; each measured run then gets what its warm-up's rate asks
+// (CallbackPool.ensure). Webhooks for octokit are signed as they are sent, so they never run out.
 const BODIES = Math.floor(envNumber('BENCH_BODIES', Math.ceil((DURATION + WARMUP) * 15_000), 1))
+/** The rate a run is sized for when there is no warm-up to measure: above any callback server seen on 2 cores. */
+const UNMEASURED_RATE = 40_000
 const ROUNDS = Math.floor(envNumber('BENCH_ROUNDS', 1, 1))
 const IN_PROCESS = process.env.BENCH_IN_PROCESS === '1'
 const PROFILE_DIR = process.env.BENCH_CPU_PROF
@@ -114,13 +117,16 @@ interface Measured {
   problems: string[]
 }
 
-async function measure(scenario: Scenario, requests: readonly Signed[]): Promise<Measured> {
-  const feed: RequestFeed = scenario === 'octokit' ? new WebhookFeed(WEBHOOK_BYTES, WEBHOOK_SECRET) : new Feed(requests)
+async function measure(scenario: Scenario, pool: CallbackPool): Promise<Measured> {
+  const feed: RequestFeed = scenario === 'octokit' ? new WebhookFeed(WEBHOOK_BYTES, WEBHOOK_SECRET) : new Feed(pool)
   const path = scenario === 'octokit' ? WEBHOOK_PATH : CALLBACK_PATH
   const server = await launch(scenario)
   const problems: string[] = []
   try {
     const warm = WARMUP > 0 ? await load(server.port, path, feed, WARMUP) : undefined
+    // Sized to this run, while the server idles: three times what the warm-up's rate takes in DURATION (a server
+    // still compiling its code during a one-second warm-up later ran twice as fast).
+    if (feed instanceof Feed && scenario !== 'fastify-ceiling') feed.ensure(Math.ceil((warm?.requests.average ?? UNMEASURED_RATE) * DURATION * 3) + 1000)
     const before = await server.stats()
     const clientBefore = process.cpuUsage()
     const result = await load(server.port, path, feed, DURATION)
@@ -139,7 +145,7 @@ async function measure(scenario: Scenario, requests: readonly Signed[]): Promise
     // The ceiling neither verifies nor deduplicates: a resent body costs it the same, and at ~30k req/s it would
     // need twice the bodies the verifying servers do.
     if (feed.wrapped && scenario !== 'fastify-ceiling')
-      problems.push(`ran out of the ${requests.length} pre-generated bodies and resent some; raise BENCH_BODIES`)
+      problems.push(`ran out of the ${pool.items.length} pre-signed bodies and resent some: the run went 3 times faster than its warm-up`)
     return {
       scenario,
       result,
@@ -169,8 +175,8 @@ const selected = SCENARIOS.filter((scenario) => ONLY === undefined || ONLY.inclu
 if (selected.length === 0) throw new Error(`BENCH_ONLY matches no scenario; use ${SCENARIOS.join(', ')}`)
 
 const started = performance.now()
-const forms = callbackBodies(BODIES, CHECKSUM_TOKEN)
-const formBytes = forms.reduce((sum, signed) => sum + signed.body.length, 0) / forms.length
+const forms = new CallbackPool(BODIES, CHECKSUM_TOKEN)
+const formBytes = forms.items.reduce((sum, signed) => sum + signed.body.length, 0) / forms.items.length
 const WEBHOOK_BYTES = Math.round(formBytes)
 console.log(
   `Node ${process.version}, ${availableParallelism()} CPUs; ${CONNECTIONS} connections, ${WARMUP} s warm-up + ${DURATION} s ` +

@@ -11,16 +11,22 @@ import { fromDist, type Testing } from './dist.js'
 
 const { samplePaymentFields, signCallback } = await fromDist<Testing>('testing')
 
+// Ten random digits per run, then a counter running through every call of this process: unique within the run
+// (several pools of one benchmark, or a pool topped up while it runs, never share a number) and unlikely to meet
+// another run's.
+const BASE = randomInt(1, 9_000) * 1_000_000
+let made = 0
+
 export function signedCallbacks(count: number, checksumToken: string): Buffer[] {
   const template = samplePaymentFields() as Record<string, string>
   const original = String(template.exchange_number)
   const originalOrder = String(template.order_number)
   const names = Object.keys(template).sort()
   for (const name of names) if (typeof template[name] !== 'string') throw new Error(`sample field ${name} is not text`)
-  // Ten random digits per run, then a counter: unique within the run and unlikely to meet another run's. Five
-  // capitals and ten digits, as long as the service's numbers (ULDYE1656661277): a string's length decides how V8
-  // keeps the slices of it (src/contract/detached.ts), so shorter numbers would hide what keeping them costs.
-  const base = randomInt(1, 9_000) * 1_000_000
+  // Five capitals and ten digits, as long as the service's numbers (ULDYE1656661277): a string's length decides how
+  // V8 keeps the slices of it (src/contract/detached.ts), so shorter numbers would hide what keeping them costs.
+  const base = BASE + made
+  made += count
   const bodies: Buffer[] = []
   for (let i = 0; i < count; i++) {
     const exchange = `BENCH${String(base + i).padStart(10, '0')}`

@@ -14,16 +14,17 @@ import type { TimelineEntry, TimelineEvent, TimelineSource } from './timeline.js
 export class DeliveryTrace {
   exchangeNumber: string | null
   orderNumber: string | null
-  private readonly verifiedAfter: number
-  private readonly answeredAfter: number
+  /** Milliseconds from receipt to verification (0 for a refused delivery) and to the answer. */
+  readonly verifiedAfter: number
+  readonly answeredAfter: number
 
   constructor(
     exchangeNumber: string | null,
     orderNumber: string | null,
     readonly state: PaymentState | null,
     readonly source: TimelineSource,
-    private readonly attemptTag: string,
-    private readonly attemptNumber: number,
+    readonly attemptTag: string,
+    readonly attemptNumber: number,
     readonly verified: boolean,
     readonly receivedAt: number,
     verifiedAt: number,
@@ -89,11 +90,15 @@ export class DeliveryTrace {
   }
 }
 
-/** Where the memory store offers to take DeliveryTraces whole (see own-path.ts), in place of appendTimeline. */
+/**
+ * Where a store in this process (the memory store) offers to take DeliveryTraces whole (see own-path.ts), in place
+ * of appendTimeline: at once, with no promise, so that the receiver's write after each answer costs no promise
+ * chain. Throws what it cannot keep.
+ */
 const APPEND_TRACES = Symbol('fpx-collect.appendTraces')
 const STANDS_FOR = ['appendTimeline']
 
-export type TraceAppender = (items: readonly (TimelineEntry | DeliveryTrace)[]) => Promise<void>
+export type TraceAppender = (items: readonly (TimelineEntry | DeliveryTrace)[]) => void
 
 /** Gives `store` the trace path for as long as its appendTimeline is the one it has now. */
 export function acceptTraces<T extends object>(store: T, appendTraces: TraceAppender): T {

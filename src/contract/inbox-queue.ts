@@ -6,9 +6,7 @@
  */
 import type { Rendering } from '../core/result/message.js'
 import { PAYMENT_STATES, type PaymentState } from '../core/payment.js'
-
-/** How a result reached the receiver (the receiver's ResultSource, repeated here to keep this module a leaf). */
-export type InboxSource = 'callback' | 'redirect' | 'reconcile'
+import type { ResultSource } from './delivery-result.js'
 
 /** `pending`: waiting for (or in) an attempt; `dead`: gave up after maxAttempts, until an operator retries it. */
 export type InboxStatus = 'pending' | 'dead'
@@ -20,7 +18,7 @@ export const INBOX_STATES: readonly PaymentState[] = PAYMENT_STATES
 export interface InboxEntry {
   readonly exchangeNumber: string
   readonly state: PaymentState
-  readonly source: InboxSource
+  readonly source: ResultSource
   readonly orderNumber: string | null
   /** JSON text of the fields (kept as text so that their order survives the round trip). */
   readonly fields: string
@@ -40,7 +38,7 @@ export interface InboxItem {
   readonly id: string
   readonly exchangeNumber: string
   readonly state: PaymentState
-  readonly source: InboxSource
+  readonly source: ResultSource
   readonly orderNumber: string | null
   readonly status: InboxStatus
   readonly attempts: number

@@ -6,12 +6,16 @@ import type { Claim, ClaimRequest, LeaseRef } from './store.js'
  * API every delivery spent two promises and two trips through the microtask queue on answers that were ready.
  * Such a store offers the claim and complete its promise methods stand in for (see own-path.ts), and the receiver
  * calls them directly while the store's claim and complete are still its own.
+ *
+ * A claim the store takes is given `own()`: the exchange_number as a string of its own (detached.ts), made only then
+ * (a duplicate costs no copy), which the store keeps as the payment's key; the receiver hands the same string to the
+ * completion and to the timeline, so the store finds it again by identity.
  */
 const LOCAL_CLAIMS = Symbol('fpx-collect.localClaims')
 const STANDS_FOR = ['claim', 'complete']
 
 export interface LocalClaims {
-  claim(request: ClaimRequest): Claim
+  claim(request: ClaimRequest, own: () => string): Claim
   complete(lease: LeaseRef): boolean
 }
 

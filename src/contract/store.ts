@@ -8,6 +8,17 @@ import type { TimelineEntry, TimelineQuery } from './timeline.js'
  * lease owned by a random token, runs the handlers, then completes or releases the claim. Leases make the same
  * contract work across processes: only one delivery of an exchange_number works at a time, a crashed owner's
  * lease expires and the next delivery takes over, and only the owner may complete or release.
+ *
+ * The whole contract is in src/contract: this interface; the inbox queue (inbox-queue.ts), the timeline and its
+ * limits and retention (timeline.ts), the payment book (payment-book.ts); what every store shares
+ * (store-options.ts, once.ts, detached.ts); test/stores/contract.ts runs it against every store.
+ *
+ * Optional fast paths, for a store in the receiver's own process (the memory store): offered under symbols
+ * (own-path.ts), taken only while the methods they stand for are still the store's own, so a wrapper that replaces
+ * claim, complete or appendTimeline is always called. A store of yours needs none of them.
+ * - local-claims.ts: claim and complete answered at once, without a promise each;
+ * - local-book.ts: the payment book's find and settle answered at once;
+ * - delivery-trace.ts: the timeline taking a delivery's DeliveryTrace whole, at once, instead of its entries.
  */
 export interface ReceiverStore<TTransaction = undefined> {
   claim(request: ClaimRequest): Promise<Claim<TTransaction>>

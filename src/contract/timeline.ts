@@ -1,8 +1,19 @@
 import type { PaymentState } from '../core/payment.js'
+import { RESULT_SOURCES } from './delivery-result.js'
 
 /**
  * The per-order timeline: what happened to every delivery (and every inbox attempt) of a payment, kept by the
- * store for as long as it keeps handled states, and read by order_number or exchange_number.
+ * store and read by order_number or exchange_number. The receiver writes it after answering, in batches, and
+ * never writes refused deliveries (anyone can send them: receiver/refusals.ts keeps the latest in memory).
+ *
+ * When a store may forget a payment's timeline, the same for every store:
+ * - an entry is kept at least `retentionMs` after it was written (the store's retention of handled states, 30 days
+ *   by default); a store may keep it longer, until the payment itself is forgotten;
+ * - a store with a bound on the payments it keeps (the memory store's maxEntries) may forget a payment's timeline
+ *   earlier, but only together with the payment's handled states, as one: so a store may keep a payment's record and
+ *   its timeline in one entry, and the memory store does;
+ * - at least the latest MAX_TIMELINE_ENTRIES entries of each exchange_number and order_number are kept (older ones
+ *   may go, and beyond twice that of one exchange_number they do), and a read returns at most that many.
  */
 
 /**
@@ -14,33 +25,36 @@ import type { PaymentState } from '../core/payment.js'
  * - `handler_failed`: a handler threw; answered 500 for a redelivery (or retried from the inbox);
  * - `failed`: the store failed, the lease was lost, or something unexpected happened; `code` says which;
  * - `processed`: the handlers ran and the state was recorded;
+ * - `queued`: inbox mode wrote it to the inbox; the handlers run from there;
  * - `dead_lettered`: the inbox gave up retrying after its last attempt;
  * - `created`: the merchant's client created the payment (read from the payment book, never stored twice);
  * - `lookup`: the sweeper asked the status API about the payment; `code` and `message` say what it showed;
  * - `abandoned`: the sweeper closed the payment after its horizon with no final result.
  */
-export type TimelineEvent =
-  | 'received'
-  | 'refused'
-  | 'verified'
-  | 'duplicate'
-  | 'stale'
-  | 'busy'
-  | 'handler_failed'
-  | 'failed'
-  | 'processed'
-  /** Inbox mode: written to the inbox, the handlers run from there. */
-  | 'queued'
-  | 'dead_lettered'
-  | 'created'
-  | 'lookup'
-  | 'abandoned'
+export const TIMELINE_EVENTS = [
+  'received',
+  'refused',
+  'verified',
+  'duplicate',
+  'stale',
+  'busy',
+  'handler_failed',
+  'failed',
+  'processed',
+  'queued',
+  'dead_lettered',
+  'created',
+  'lookup',
+  'abandoned',
+] as const
+export type TimelineEvent = (typeof TIMELINE_EVENTS)[number]
 
 /**
  * Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox; and for the
  * payment book's entries, the merchant's client (`created`) or the sweeper (`lookup`, `abandoned`).
  */
-export type TimelineSource = 'callback' | 'redirect' | 'reconcile' | 'inbox' | 'client' | 'sweep'
+export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox', 'client', 'sweep'] as const
+export type TimelineSource = (typeof TIMELINE_SOURCES)[number]
 
 export interface TimelineEntry {
   readonly at: Date
@@ -66,18 +80,25 @@ export interface TimelineEntry {
 
 /** Which payment to read: by the merchant's order_number or by the service's exchange_number. */
 export type TimelineQuery = ({ readonly orderNumber: string } | { readonly exchangeNumber: string }) & {
-  /** The most entries to return (the latest ones, oldest first). Default 1000. */
+  /** The most entries to return (the latest ones, oldest first). Default and most: 1000 (MAX_TIMELINE_ENTRIES). */
   readonly limit?: number
 }
 
-export const DEFAULT_TIMELINE_LIMIT = 1000
-/** Entries kept per order_number or exchange_number: a flood of forged deliveries cannot grow one without bound. */
+/**
+ * The timeline's limit, the same in every store: a read returns at most this many entries (the latest); a store
+ * keeps at least the latest this many of each exchange_number and of each order_number, and at most twice as many of
+ * each exchange_number, so that no payment's timeline grows without bound, however many deliveries name it.
+ */
 export const MAX_TIMELINE_ENTRIES = 1000
 
-/** Checks a query and says which key it names. Throws TypeError on anything else. */
+/**
+ * Checks a query and says which key it names, with the most entries to return (its limit, at most
+ * MAX_TIMELINE_ENTRIES). Throws TypeError on anything else. Every store reads through it.
+ */
 export function timelineKey(query: TimelineQuery): { kind: 'order' | 'exchange'; value: string; limit: number } {
-  const limit = query?.limit ?? DEFAULT_TIMELINE_LIMIT
-  if (!(Number.isInteger(limit) && limit > 0)) throw new TypeError('limit must be a positive integer')
+  const given = query?.limit ?? MAX_TIMELINE_ENTRIES
+  if (!(Number.isInteger(given) && given > 0)) throw new TypeError('limit must be a positive integer')
+  const limit = Math.min(given, MAX_TIMELINE_ENTRIES)
   const order = (query as { orderNumber?: unknown } | null)?.orderNumber
   const exchange = (query as { exchangeNumber?: unknown } | null)?.exchangeNumber
   if (typeof order === 'string' && order !== '' && exchange === undefined) return { kind: 'order', value: order, limit }

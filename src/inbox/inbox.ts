@@ -12,14 +12,13 @@ import { ShapeCache } from '../core/result/shape.js'
 import type { FieldInput } from '../core/values.js'
 import { type VerifiedPayment, validateAndClassify } from '../core/result/verify.js'
 import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
-import type { DeliveryResult } from '../contract/delivery-result.js'
+import type { Outcome, ResultSource } from '../contract/delivery-result.js'
 import {
   errorText,
   type InboxItem,
   type InboxListQuery,
   type InboxQueue,
   type InboxRetryTarget,
-  type InboxSource,
   parseFields,
   type TakenEntry,
 } from '../contract/inbox-queue.js'
@@ -73,7 +72,7 @@ export interface ReceiverInbox {
 
 /** What an attempt's dispatch answered, as much of the receiver's response as the inbox reads. */
 export interface AttemptAnswer {
-  readonly outcome: DeliveryResult['outcome']
+  readonly outcome: Outcome
   readonly headers: Record<string, string>
   readonly error?: { code: string; message: string }
   /** What a handler threw, when one did. */
@@ -84,7 +83,7 @@ export interface InboxHost {
   leaseMs: number
   logger: Logger
   /** Claims, runs the handlers and completes, exactly as for a delivery. Never throws. */
-  dispatch(verified: VerifiedPayment, source: InboxSource): Promise<AttemptAnswer>
+  dispatch(verified: VerifiedPayment, source: ResultSource): Promise<AttemptAnswer>
   /** Told of every attempt's outcome, for the per-order timeline; `dead` when it was dead-lettered. Never throws. */
   attempted?(verified: VerifiedPayment, answer: AttemptAnswer, dead: boolean): void
 }
@@ -105,7 +104,7 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 
 export interface AcceptingInbox extends ReceiverInbox {
   /** Writes a verified result; resolves once it is durable. */
-  accept(verified: VerifiedPayment, source: InboxSource): Promise<void>
+  accept(verified: VerifiedPayment, source: ResultSource): Promise<void>
 }
 
 export function createInbox(store: InboxCapable, options: InboxOptions, host: InboxHost): AcceptingInbox {

@@ -5,13 +5,11 @@ import type { Diagnosis } from '../core/result/diagnosis.js'
 import type { ReceiverErrorCode } from '../core/result/errors.js'
 import type { Rendering } from '../core/result/message.js'
 import type { Payment, PaymentState } from '../core/payment.js'
+import type { DeliveryKind, Outcome, ResultSource } from '../contract/delivery-result.js'
 import type { BookedPayment } from '../contract/payment-book.js'
 import type { HandlerError } from './hooks.js'
 
-export type DeliveryKind = 'callback' | 'redirect'
-
-/** How a result reached the receiver: a delivery, or a record read over the API by a reconciliation. */
-export type ResultSource = DeliveryKind | 'reconcile'
+export type { DeliveryKind, Outcome, ResultSource } from '../contract/delivery-result.js'
 
 export interface Delivery extends RawDelivery {
   /** Server-to-server callback, or the buyer's browser coming back through redirect_url. */
@@ -81,9 +79,6 @@ export type PaymentHandler<TTransaction = undefined, TName extends PaymentEventN
 export type PaymentHandlerError<TTransaction = undefined> = HandlerError<PaymentEvent<TTransaction>>
 
 export type ErrorHandler<TTransaction = undefined> = (error: PaymentHandlerError<TTransaction>) => void | Promise<void>
-
-/** `queued`: inbox mode wrote the verified result to the inbox; workers run the handlers. */
-export type Outcome = 'processed' | 'duplicate' | 'stale' | 'busy' | 'rejected' | 'failed' | 'queued'
 
 export interface ReceiverResponse {
   status: number

@@ -5,6 +5,7 @@ import { safeLogger } from '../core/logger.js'
 import { memoryStore } from '../stores/memory/store.js'
 import type { PaymentState } from '../core/payment.js'
 import { ShapeCache } from '../core/result/shape.js'
+import { detached } from '../contract/detached.js'
 import { localClaims } from '../contract/local-claims.js'
 import type { ClaimRequest, LeaseRef, ReceiverStore } from '../contract/store.js'
 import { trustedPayment } from '../core/result/trusted.js'
@@ -252,10 +253,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       // Inside the try: it reads the merchant's store, whose getters may throw.
       const inProcess = localClaims(store)
       // One object serves as the claim request and as the lease reference for complete/release.
-      const lease: ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
-      const now = Date.now()
-      const waitUntil = now + leaseMs
-      const askUntil = now + busyWaitMs
+      const lease: { exchangeNumber: string } & ClaimRequest = { exchangeNumber, state, owner: ownerPrefix + String(++deliveries), leaseMs }
+      // A store in this process keeps the number as a string of its own, made here only when it takes the claim
+      // (contract/local-claims.ts); the completion and the timeline then hand it that very string.
+      const keep = inProcess === undefined ? undefined : () => (lease.exchangeNumber = verified.keepExchangeNumber(detached))
+      // How long a busy payment is waited for, counted from its first busy answer: most claims never see one.
+      let waitUntil = 0
+      let askUntil = 0
       let pauseMs = 10
       // A book elsewhere is read before the claim (book-check.ts); one in this process after it.
       let booked: BookedPayment | undefined
@@ -271,7 +275,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       for (;;) {
         let claim
         try {
-          claim = inProcess !== undefined ? inProcess.claim(lease) : await store.claim(lease)
+          claim = inProcess !== undefined ? inProcess.claim(lease, keep as () => string) : await store.claim(lease)
         } catch (error) {
           logger.error({ exchangeNumber, state, delivery: kind, err: error }, 'the store failed to claim the payment')
           const response = refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified)
@@ -288,7 +292,9 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
           transaction = claim.transaction
           break
         }
-        const remaining = waitUntil - Date.now()
+        const now = Date.now()
+        if (waitUntil === 0) [waitUntil, askUntil] = [now + leaseMs, now + busyWaitMs]
+        const remaining = waitUntil - now
         // A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
         // when they run in this process, otherwise let the sender retry.
         // A store that tells when its lease settles (the memory store does) needs no waiting of ours.

@@ -4,9 +4,9 @@ import { DEFAULT_MAX_BODY_BYTES, readFields } from '../core/result/body.js'
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
-import { type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
+import { byTime, type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
-import { DeliveryTrace, traceAppender } from '../contract/delivery-trace.js'
+import { DeliveryTrace, type TraceAppender, traceAppender } from '../contract/delivery-trace.js'
 import { RECENT_REFUSALS, RefusalLog } from './refusals.js'
 
 /**
@@ -91,9 +91,12 @@ export class TimelineRecorder {
   private enqueue(item: TimelineEntry | DeliveryTrace | DeliveryRecord): void {
     if (this.full()) this.dropped++
     else this.queue.push(item)
-    if (this.queue.length >= BATCH) void this.flush()
+    // Still after the answer: flush() runs once the delivery's own answer has been returned.
+    if (this.queue.length >= BATCH) queueMicrotask(this.flushNow)
     else this.schedule()
   }
+
+  private readonly flushNow = (): void => void this.flush()
 
   private schedule(): void {
     if (!this.scheduled) {
@@ -115,6 +118,12 @@ export class TimelineRecorder {
     if (this.queue.length === 0) return this.writing
     const batch = this.queue
     this.queue = []
+    // A store in this process takes the batch at once, unless an earlier write is still under way.
+    const local = this.pending === 0 ? traceAppender(this.store) : undefined
+    if (local !== undefined) {
+      this.writeHere(local, batch)
+      return this.writing
+    }
     this.pending += batch.length
     this.writing = this.writing.then(() => this.write(batch))
     return this.writing
@@ -131,33 +140,57 @@ export class TimelineRecorder {
     }
   }
 
-  private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
-    const appendTraces = traceAppender(this.store)
+  /** The batch as the store takes it: traces whole for a store that keeps them (`traces`), their entries otherwise. */
+  private itemsOf(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[], traces: boolean): { items: (TimelineEntry | DeliveryTrace)[]; entries: number } {
     const items: (TimelineEntry | DeliveryTrace)[] = []
     let entries = 0
-    try {
-      for (const item of batch) {
-        let trace: DeliveryTrace | undefined
-        if (item instanceof DeliveryTrace) trace = item
-        else if ('response' in item) trace = deliveryTrace(item, this.tag, this.maxBodyBytes)
-        else {
-          items.push(item)
-          entries++
-          continue
-        }
-        if (trace === undefined) continue
-        entries += trace.size
-        // A store that keeps traces gets them whole; any other gets their entries.
-        if (appendTraces !== undefined) items.push(trace)
-        else for (const entry of trace.entries()) items.push(entry)
+    for (const item of batch) {
+      let trace: DeliveryTrace | undefined
+      if (item instanceof DeliveryTrace) trace = item
+      else if ('response' in item) trace = deliveryTrace(item, this.tag, this.maxBodyBytes)
+      else {
+        items.push(item)
+        entries++
+        continue
       }
-      if (items.length > 0)
-        await (appendTraces !== undefined ? appendTraces(items) : this.store.appendTimeline?.(items as TimelineEntry[]))
+      if (trace === undefined) continue
+      entries += trace.size
+      if (traces) items.push(trace)
+      else for (const entry of trace.entries()) items.push(entry)
+    }
+    return { items, entries }
+  }
+
+  private writeHere(append: TraceAppender, batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): void {
+    let entries = 0
+    try {
+      const made = this.itemsOf(batch, true)
+      entries = made.entries
+      if (made.items.length > 0) append(made.items)
     } catch (error) {
-      this.logger.error({ err: error, entries }, `the store failed to record ${entries} timeline entries; they are lost`)
+      this.failed(error, entries)
+    }
+  }
+
+  private async write(batch: (TimelineEntry | DeliveryTrace | DeliveryRecord)[]): Promise<void> {
+    const appendTraces = traceAppender(this.store)
+    let entries = 0
+    try {
+      const { items, entries: count } = this.itemsOf(batch, appendTraces !== undefined)
+      entries = count
+      if (items.length > 0) {
+        if (appendTraces !== undefined) appendTraces(items)
+        else await this.store.appendTimeline?.(items as TimelineEntry[])
+      }
+    } catch (error) {
+      this.failed(error, entries)
     } finally {
       this.pending -= batch.length
     }
+  }
+
+  private failed(error: unknown, entries: number): void {
+    this.logger.error({ err: error, entries }, `the store failed to record ${entries} timeline entries; they are lost`)
   }
 
   /** Reads one payment's timeline, after writing what this process still has queued. */
@@ -172,9 +205,36 @@ export class TimelineRecorder {
     const stored = await this.store.readTimeline(query)
     const refused = this.refusals.entriesFor(query)
     if (refused.length === 0) return stored
-    // Both are oldest first; the merge keeps the latest `limit`, as the store's own read does.
-    const merged = [...stored, ...refused].sort((a, b) => a.at.getTime() - b.at.getTime())
-    return merged.slice(-timelineKey(query).limit)
+    // The merge keeps the latest `limit`, as the store's own read does.
+    return this.merged(stored, byTime(refused)).slice(-timelineKey(query).limit)
+  }
+
+  /**
+   * The store's entries and the refusals', both oldest first, in one list. Entries of one millisecond are ordered by
+   * this receiver's attempt sequence when both are its own (a refusal answered in the millisecond the next delivery
+   * arrived comes first); the store's go first otherwise, as the store wrote them.
+   */
+  private merged(stored: readonly TimelineEntry[], refused: readonly TimelineEntry[]): TimelineEntry[] {
+    const merged: TimelineEntry[] = []
+    let i = 0
+    let j = 0
+    while (i < stored.length && j < refused.length) {
+      const [a, b] = [stored[i] as TimelineEntry, refused[j] as TimelineEntry]
+      const gap = a.at.getTime() - b.at.getTime()
+      const later = gap > 0 || (gap === 0 && this.sequence(a) > this.sequence(b))
+      merged.push(later ? b : a)
+      if (later) j++
+      else i++
+    }
+    for (; i < stored.length; i++) merged.push(stored[i] as TimelineEntry)
+    for (; j < refused.length; j++) merged.push(refused[j] as TimelineEntry)
+    return merged
+  }
+
+  /** The attempt sequence of one of this receiver's entries (nextAttemptNumber); -1 for another process's. */
+  private sequence(entry: TimelineEntry): number {
+    const prefix = `${this.tag}-`
+    return entry.attempt.startsWith(prefix) ? Number(entry.attempt.slice(prefix.length)) : -1
   }
 }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { createReceiver, type Logger, memoryStore, type Receiver, type ReceiverStore, type TimelineEntry } from '../../src/index.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
@@ -121,6 +121,35 @@ describe('receiver.timeline', () => {
       'verified:true',
       'processed:true',
     ])
+  })
+
+  it('orders a refusal and the deliveries after it as they came, also within one millisecond', async () => {
+    // Every delivery in the same millisecond: only the receiver's own sequence can tell their order.
+    const now = vi.spyOn(Date, 'now').mockReturnValue(Date.parse('2026-01-01T00:00:00Z'))
+    try {
+      const receiver = createReceiver({ checksumToken: TOKEN })
+      receiver.onAny(() => {})
+      const fields = samplePaymentFields()
+      expect(await deliver(receiver, fields, { token: OTHER_TOKEN })).toMatchObject({ status: 401 })
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200 })
+      expect(await deliver(receiver, fields, { token: OTHER_TOKEN })).toMatchObject({ status: 401 })
+      expect(await deliver(receiver, fields)).toMatchObject({ status: 200 })
+      const all = await receiver.timeline(String(fields.order_number))
+      expect(all.map((entry) => `${entry.event}:${entry.verified}`)).toEqual([
+        'received:false',
+        'refused:false',
+        'received:true',
+        'verified:true',
+        'processed:true',
+        'received:false',
+        'refused:false',
+        'received:true',
+        'verified:true',
+        'duplicate:true',
+      ])
+    } finally {
+      now.mockRestore()
+    }
   })
 
   it('records nothing for a refusal that names no payment, and nothing when turned off', async () => {

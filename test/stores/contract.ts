@@ -4,28 +4,47 @@ import type { Claim, LeaseRef, PaymentState, ReceiverStore } from '../../src/ind
 import { timelineContract } from './timeline-contract.js'
 
 /**
- * The promises every store makes to the receiver, run against each store. `open` returns a store (fresh or
- * shared, but exchange numbers are unique per test) and `close` releases what it holds.
+ * The promises every store makes to the receiver (src/contract), run against each store: the memory store, Redis
+ * through ioredis and node-redis, PostgreSQL through pg and PGlite. `open` returns a store (fresh or shared, but
+ * exchange numbers are unique per test) made with `options`, and `close` releases what it holds.
  */
 export interface StoreUnderTest {
   name: string
-  open(): Promise<{ store: ReceiverStore<unknown>; close(): Promise<void> }>
+  open(options?: StoreOptions): Promise<OpenedStore>
   /** Whether the store can see leases of other processes (busy without `settled`); the memory store cannot. */
   shared: boolean
 }
 
+/** The options every store takes. */
+export interface StoreOptions {
+  retentionMs?: number
+}
+
+export interface OpenedStore {
+  store: ReceiverStore<unknown>
+  close(): Promise<void>
+  /**
+   * How many timeline entries the store holds under a key, past any read limit (the Redis list's length, the table's
+   * rows); a store that cannot tell leaves it out, and tests the bound in its own file.
+   */
+  keptTimeline?(kind: 'exchange' | 'order', value: string): Promise<number>
+}
+
 const LEASE_MS = 30_000
+/** A retention short enough to wait out (the stores take whole milliseconds; PostgreSQL's clock is the server's). */
+export const RETENTION_MS = 1200
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 export function storeContract(subject: StoreUnderTest): void {
   describe(`${subject.name}: store contract`, () => {
+    let opened: OpenedStore
     let store: ReceiverStore<unknown>
-    let close: () => Promise<void>
     beforeAll(async () => {
-      ;({ store, close } = await subject.open())
+      opened = await subject.open()
+      store = opened.store
     })
     afterAll(async () => {
-      await close()
+      await opened.close()
     })
 
     const exchange = () => `EX-${randomUUID()}`
@@ -123,7 +142,24 @@ export function storeContract(subject: StoreUnderTest): void {
       expect(await store.complete(succeeded)).toBe(true)
     })
 
-    timelineContract(subject.name, () => store)
+    it('forgets handled states once retentionMs has passed', async () => {
+      const short = await subject.open({ retentionMs: RETENTION_MS })
+      try {
+        const ex = exchange()
+        const first = lease(ex, 'succeeded')
+        expect((await short.store.claim({ ...first, leaseMs: LEASE_MS })).outcome).toBe('claimed')
+        expect(await short.store.complete(first)).toBe(true)
+        expect((await short.store.claim({ ...lease(ex, 'succeeded'), leaseMs: LEASE_MS })).outcome).toBe('duplicate')
+        await sleep(RETENTION_MS + 300)
+        const again = lease(ex, 'succeeded')
+        expect(await short.store.claim({ ...again, leaseMs: LEASE_MS })).toMatchObject({ outcome: 'claimed', previousState: null })
+        expect(await short.store.complete(again)).toBe(true)
+      } finally {
+        await short.close()
+      }
+    })
+
+    timelineContract(subject, () => opened)
 
     it('keeps payments apart', async () => {
       const [a, b] = [exchange(), exchange()]

@@ -4,5 +4,6 @@ import { storeContract } from './contract.js'
 storeContract({
   name: 'memory',
   shared: false,
-  open: async () => ({ store: memoryStore(), close: async () => {} }),
+  // Its bound on a payment's timeline is tested in memory-timeline.test.ts: a read cannot see past it.
+  open: async (options) => ({ store: memoryStore(options), close: async () => {} }),
 })

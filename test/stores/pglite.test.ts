@@ -19,17 +19,28 @@ afterAll(async () => {
 })
 const shared = async () => ({ client: db, close: async () => {} })
 
+/** A store on a table of its own, and how many timeline rows that table holds under a key. */
+function contractStore(part: string, options: { transactional?: boolean; retentionMs?: number }) {
+  const table = uniqueTable(part)
+  return {
+    store: options.transactional === true ? postgresStore({ ...options, transactional: true, client: db, table }) : postgresStore({ ...options, transactional: false, client: db, table }),
+    close: async () => {},
+    keptTimeline: async (kind: 'exchange' | 'order', value: string) =>
+      Number((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${table}_timeline" WHERE ${kind}_number = $1`, [value])).rows[0]?.n),
+  }
+}
+
 storeContract({
   name: 'PGlite in memory',
   shared: true,
-  open: async () => ({ store: postgresStore({ client: db, table: uniqueTable('contract') }), close: async () => {} }),
+  open: async (options) => contractStore('contract', { ...options }),
 })
 
 storeContract({
   name: 'PGlite in memory, transactional',
   // One session for the whole process: a concurrent claim is answered here, with `settled`, as in memory.
   shared: false,
-  open: async () => ({ store: postgresStore({ client: db, table: uniqueTable('contract_tx'), transactional: true }), close: async () => {} }),
+  open: async (options) => contractStore('contract_tx', { transactional: true, ...options }),
 })
 
 schemaSuite('PGlite', shared)

@@ -82,26 +82,30 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     expect(await transactionSeen(plainStore, admin(), plain)).toBeUndefined()
   })
 
+  /** The rows the contract's timeline holds under a key, past the read limit. */
+  const keptTimeline = async (kind: 'exchange' | 'order', value: string) =>
+    Number((await rows<{ n: number }>(admin(), `SELECT count(*)::int AS n FROM "${contractTable}_timeline" WHERE ${kind}_number = $1`, [value]))[0]?.n)
   storeContract({
     name: 'postgres via a pg Pool',
     shared: true,
-    open: async () => ({ store: postgresStore({ client: newPool(), table: contractTable }), close: async () => {} }),
+    open: async (options) => ({ store: postgresStore({ client: newPool(), table: contractTable, ...options }), close: async () => {}, keptTimeline }),
   })
   storeContract({
     name: 'postgres via a pg Client',
     shared: true,
-    open: async () => {
+    open: async (options) => {
       const client = new pg.Client({ connectionString: DATABASE_URL })
       await client.connect()
-      return { store: postgresStore({ client, table: contractTable }), close: () => client.end() }
+      return { store: postgresStore({ client, table: contractTable, ...options }), close: () => client.end(), keptTimeline }
     },
   })
   storeContract({
     name: 'postgres via a pg Pool, transactional',
     shared: true,
-    open: async () => ({
-      store: postgresStore({ client: newPool(10), table: contractTable, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS }),
+    open: async (options) => ({
+      store: postgresStore({ client: newPool(10), table: contractTable, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS, ...options }),
       close: async () => {},
+      keptTimeline,
     }),
   })
 

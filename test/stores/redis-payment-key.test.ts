@@ -51,7 +51,11 @@ describe.skipIf(!available)('Redis claim script: the stale rule where the script
   storeContract({
     name: 'redis, every claim through the script (before 7.0)',
     shared: true,
-    open: async () => ({ store: redisStore({ client: olderServer(client), prefix: `${RUN_PREFIX}older-contract:`, inspect: false }), close: async () => {} }),
+    open: async (options) => ({
+      store: redisStore({ client: olderServer(client), prefix: `${RUN_PREFIX}older-contract:`, inspect: false, ...options }),
+      close: async () => {},
+      keptTimeline: (kind, value) => client.llen(`${RUN_PREFIX}older-contract:timeline:${kind}:${value}`),
+    }),
   })
 
   it('calls a late 99 stale after its 00 on a Redis before 7.0, having tried the plain claim once', async () => {

@@ -74,9 +74,14 @@ describe.skipIf(!available)('Redis store', () => {
     storeContract({
       name: `redis via ${name}`,
       shared: true,
-      open: async () => {
+      open: async (options) => {
         const connection = await connect()
-        return { store: redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:contract:` }), close: connection.close }
+        const prefix = `${RUN_PREFIX}${name}:contract:`
+        return {
+          store: redisStore({ client: connection.client, prefix, ...options }),
+          close: connection.close,
+          keptTimeline: (kind, value) => admin.llen(`${prefix}timeline:${kind}:${value}`),
+        }
       },
     })
 

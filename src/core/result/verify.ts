@@ -66,6 +66,18 @@ export class VerifiedPayment {
     this.exchangeNumber = message.text('exchange_number') as string
   }
 
+  /**
+   * Replaces exchange_number with `copy(exchangeNumber)`, the same text in a string of its own, and returns it: for a
+   * receiver whose store keeps the number for the retention. The field's own value is a view of the delivery's body,
+   * which a kept view would keep alive (contract/detached.ts), and the store's later look-ups of the number are
+   * cheapest with the very string it keeps.
+   */
+  keepExchangeNumber(copy: (text: string) => string): string {
+    const kept = copy(this.exchangeNumber)
+    ;(this as { exchangeNumber: string }).exchangeNumber = kept
+    return kept
+  }
+
   /** Whether the message carries a non-empty value for this field (a top-level one). */
   has(name: string): boolean {
     const value = this.message.text(name)

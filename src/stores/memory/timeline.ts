@@ -1,134 +1,120 @@
-import { DeliveryTrace } from '../../contract/delivery-trace.js'
-import { byTime, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
+import { detached } from '../../contract/detached.js'
+import type { DeliveryTrace } from '../../contract/delivery-trace.js'
+import { byTime, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
+import { type Entry, Lease, type Payments } from './payments.js'
+import { addEntries, type Timeline, timelineExpiry, withItems } from './trail.js'
 
-/** An entry, or a delivery's entries as one trace (made into entries when read). */
-type Item = TimelineEntry | DeliveryTrace
-
-/** A payment's items once it has more than one delivery (or an entry that is no trace). */
-class Trail {
-  constructor(
-    readonly items: Item[],
-    /** How many entries the items stand for. */
-    public count: number,
-    public expiresAt: number,
-  ) {}
-}
-
-/**
- * What a key keeps: most payments have one delivery, kept as its bare trace (expiring a retention after it was
- * answered), without a list and a record around it: those were four of the objects per payment that every GC
- * copied and walked.
- */
-type Kept = DeliveryTrace | Trail
-
-const sizeOf = (item: Item): number => (item instanceof DeliveryTrace ? item.size : 1)
+/** What the receiver and custom callers write: entries, or a delivery's entries as its trace. */
+type Given = TimelineEntry | DeliveryTrace
 
 const SWEEP_EVERY = 256
 
 /**
- * The memory store's timeline: a list of entries per order_number and per exchange_number (the same objects in
- * both), forgotten `retentionMs` after their last entry, at most MAX_TIMELINE_ENTRIES each (the oldest go first),
- * and at most `maxTrails` lists of each kind (the least recently touched go first), as the store caps its records.
- * Two maps keyed by the numbers themselves, the traces' own copies of them (DeliveryTrace.keepNumbers): no key
- * string made per list.
+ * The memory store's timeline. A payment's entries live in the payment's own entry (payments.ts), beside its
+ * record: writing a delivery's trace costs one look-up of a key its claim and completion have just touched, and
+ * the timeline is forgotten with the payment, a retention after either was last written or when the cap needs the
+ * room. Reading by exchange_number is that look-up; reading by order_number walks the payments (an index kept for
+ * every delivery would cost each one a second map as large as the store's; reads are rare).
+ * Entries without an exchange_number (a custom caller's) have no payment: they are kept by order_number here,
+ * under the same retention and cap.
  */
 export class MemoryTimeline {
-  // Re-inserted on every append, so each map runs from the oldest expiry to the newest and a sweep stops early.
-  private readonly byExchange = new Map<string, Kept>()
-  private readonly byOrder = new Map<string, Kept>()
+  private readonly byOrder = new Map<string, Timeline>()
   private appends = 0
 
-  constructor(
-    private readonly retentionMs: number,
-    private readonly maxTrails: number,
-  ) {}
+  constructor(private readonly payments: Payments) {}
 
-  append(entries: readonly Item[]): void {
+  append(items: readonly Given[]): void {
     const now = Date.now()
-    if (++this.appends % SWEEP_EVERY === 0) {
-      this.sweep(this.byExchange, now)
-      this.sweep(this.byOrder, now)
-    }
-    // A delivery's entries come together and name the same payment: one look-up per list for the run of them,
-    // not per entry.
+    if (++this.appends % SWEEP_EVERY === 0) this.sweepByOrder(now)
+    // A delivery's entries come together and name the same payment: one look-up for the run of them, not per entry.
     let from = 0
-    while (from < entries.length) {
-      const first = entries[from] as Item
+    while (from < items.length) {
+      const first = items[from] as Given
       let to = from + 1
-      while (to < entries.length) {
-        const entry = entries[to] as Item
-        if (entry.exchangeNumber !== first.exchangeNumber || entry.orderNumber !== first.orderNumber) break
-        to++
-      }
-      // Every trace of the run is kept, and must not keep its delivery's body alive.
-      for (let i = from; i < to; i++) {
-        const item = entries[i] as Item
-        if (item instanceof DeliveryTrace) item.keepNumbers()
-      }
-      if (first.exchangeNumber !== null) this.add(this.byExchange, first.exchangeNumber, entries, from, to, now)
-      if (first.orderNumber !== null) this.add(this.byOrder, first.orderNumber, entries, from, to, now)
+      while (to < items.length && (items[to] as Given).exchangeNumber === first.exchangeNumber) to++
+      if (first.exchangeNumber === null) this.addByOrder(items, from, to, now)
+      else this.addToPayment(first.exchangeNumber, items, from, to, now)
       from = to
     }
   }
 
   read(query: TimelineQuery): TimelineEntry[] {
     const { kind, value, limit } = timelineKey(query)
-    const kept = (kind === 'order' ? this.byOrder : this.byExchange).get(value)
-    if (kept === undefined || this.expiryOf(kept) <= Date.now()) return []
+    const now = Date.now()
     const entries: TimelineEntry[] = []
-    for (const item of kept instanceof Trail ? kept.items : [kept]) {
-      if (item instanceof DeliveryTrace) for (const entry of item.entries()) entries.push(entry)
-      else entries.push(item)
+    if (kind === 'exchange') {
+      const timeline = this.live(this.payments.entries.get(value), now)
+      if (timeline !== undefined) addEntries(timeline, value, entries)
+      // The latest written, then in time order: a payment's list is in the order it was written.
+      return byTime(entries.slice(-limit))
     }
-    return byTime(entries.slice(-Math.min(limit, MAX_TIMELINE_ENTRIES)))
-  }
-
-  private expiryOf(kept: Kept): number {
-    return kept instanceof Trail ? kept.expiresAt : kept.answeredAt + this.retentionMs
-  }
-
-  /** Adds entries[from, to) to the list under `key`. */
-  private add(map: Map<string, Kept>, key: string, entries: readonly Item[], from: number, to: number, now: number): void {
-    const previous = map.get(key)
-    // Read before the list below is given its new expiry: it decides whether the list moves to the map's end.
-    const previousExpiry = previous === undefined ? 0 : this.expiryOf(previous)
-    const live = previous !== undefined && previousExpiry > now ? previous : undefined
-    const expiresAt = now + this.retentionMs
-    const single = entries[from]
-    let kept: Kept
-    if (live === undefined && to - from === 1 && single instanceof DeliveryTrace) kept = single
-    else {
-      const trail = live instanceof Trail ? live : new Trail(live === undefined ? [] : [live], live === undefined ? 0 : live.size, 0)
-      for (let i = from; i < to; i++) {
-        const item = entries[i] as Item
-        trail.items.push(item)
-        trail.count += sizeOf(item)
-      }
-      // Trimmed in halves, not per entry: splicing a full list on every append made a busy order cost O(n) each
-      // time. At least MAX_TIMELINE_ENTRIES entries stay, which is all a read returns.
-      if (trail.count >= 2 * MAX_TIMELINE_ENTRIES) {
-        let drop = 0
-        while (trail.count - sizeOf(trail.items[drop] as Item) >= MAX_TIMELINE_ENTRIES) trail.count -= sizeOf(trail.items[drop++] as Item)
-        trail.items.splice(0, drop)
-      }
-      trail.expiresAt = expiresAt
-      kept = trail
+    for (const [key, entry] of this.payments.entries) {
+      const timeline = this.live(entry, now)
+      if (timeline !== undefined) addEntries(timeline, key, entries, value)
     }
-    // Moved to the end only when it has aged by 1/64 of the retention: deleting and re-adding a key on every
-    // append makes V8 rehash a large Map every few operations (16 µs per append at 40k trails). The order stays
-    // right to within that slack, so a sweep frees an expired list at most retention/64 late.
-    // A new key is appended as it is: deleting it first would be one more fruitless probe of a large map.
-    if (previous !== undefined && expiresAt - previousExpiry > this.retentionMs / 64) {
-      map.delete(key)
-      map.set(key, kept)
-    } else if (kept !== previous) map.set(key, kept)
-    if (map.size > this.maxTrails) map.delete(map.keys().next().value as string)
+    const unnamed = this.byOrder.get(value)
+    if (unnamed !== undefined && timelineExpiry(unnamed, this.payments.retentionMs) > now) addEntries(unnamed, null, entries)
+    return byTime(entries).slice(-limit)
   }
 
-  private sweep(map: Map<string, Kept>, now: number): void {
-    for (const [key, kept] of map) {
-      if (this.expiryOf(kept) > now) return
-      map.delete(key)
+  /** The timeline an entry holds, unless it is past retention. */
+  private live(entry: Entry | undefined, now: number): Timeline | undefined {
+    const timeline = entry === undefined || typeof entry === 'number' ? undefined : entry instanceof Lease ? entry.timeline : entry
+    return timeline !== undefined && timelineExpiry(timeline, this.payments.retentionMs) > now ? timeline : undefined
+  }
+
+  /** Adds items[from, to), which name exchange_number `key`, to that payment's entry (made when it has none). */
+  private addToPayment(key: string, items: readonly Given[], from: number, to: number, now: number): void {
+    const { entries, retentionMs, maxEntries } = this.payments
+    const found = entries.get(key)
+    if (found instanceof Lease) {
+      // A claim in flight carries the timeline to its completion or release.
+      found.timeline = withItems(found.timeline, items, from, to, now, retentionMs)
+      return
+    }
+    if (found === undefined) {
+      // A new key is kept for the retention: detached, or it keeps its delivery's whole body alive (contract/detached.ts).
+      entries.set(detached(key), withItems(undefined, items, from, to, now, retentionMs))
+      if (entries.size > maxEntries) this.payments.makeRoom(now, key, maxEntries)
+      return
+    }
+    const before = this.payments.expiresAt(found)
+    const record = typeof found === 'number' ? found : found.record
+    const timeline = withItems(typeof found === 'number' ? undefined : found, items, from, to, now, retentionMs)
+    timeline.record = record
+    // Moved to the end (the cap forgets from the front, the sweep stops at the first payment still kept) only when
+    // it has aged by 1/64 of the retention: deleting and re-adding a key on every write makes V8 rehash a large
+    // Map every few operations. A payment's entries are written just after its completion, which moved it.
+    if (now + retentionMs - before > retentionMs / 64) {
+      entries.delete(key)
+      entries.set(detached(key), timeline)
+    } else if (timeline !== found) entries.set(key, timeline)
+  }
+
+  private addByOrder(items: readonly Given[], from: number, to: number, now: number): void {
+    const { retentionMs, maxEntries } = this.payments
+    // Runs are cut by exchange_number only: entries without one may name different orders.
+    for (let i = from; i < to; i++) {
+      const item = items[i] as Given
+      if (item.orderNumber === null) continue
+      const key = item.orderNumber
+      const previous = this.byOrder.get(key)
+      const before = previous === undefined ? 0 : timelineExpiry(previous, retentionMs)
+      const timeline = withItems(previous, items, i, i + 1, now, retentionMs)
+      // Moved to the end as the payments' entries are (addToPayment).
+      if (previous !== undefined && now + retentionMs - before > retentionMs / 64) {
+        this.byOrder.delete(key)
+        this.byOrder.set(detached(key), timeline)
+      } else if (timeline !== previous) this.byOrder.set(previous === undefined ? detached(key) : key, timeline)
+      if (this.byOrder.size > maxEntries) this.byOrder.delete(this.byOrder.keys().next().value as string)
+    }
+  }
+
+  private sweepByOrder(now: number): void {
+    for (const [key, timeline] of this.byOrder) {
+      if (timelineExpiry(timeline, this.payments.retentionMs) > now) return
+      this.byOrder.delete(key)
     }
   }
 }

@@ -3,6 +3,7 @@
  */
 import { currentOfBits, PAYMENT_STATES, type PaymentState, STATE_BIT } from '../../core/payment.js'
 import type { Statements } from './sql.js'
+import { codeOf } from './upkeep.js'
 import type { Begin, OpenTransaction } from './transactions.js'
 import { type Claim, type ClaimRequest, isRegression, type LeaseRef } from '../../contract/store.js'
 
@@ -14,8 +15,6 @@ const CLAIM_ATTEMPTS = 3
 const RETRY_SOON_MS = 1000
 const LOCK_NOT_AVAILABLE = '55P03'
 const IN_FAILED_TRANSACTION = '25P02'
-
-export const codeOf = (error: unknown) => (error as { code?: unknown } | null)?.code
 
 interface InspectedRow {
   handled: unknown

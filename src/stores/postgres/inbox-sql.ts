@@ -9,7 +9,7 @@
  *   status            'pending' or 'dead'; attempts counted when taken; next_attempt_at the backoff;
  *   lease_*           the worker running an attempt now, and until when (then another worker takes it over).
  */
-import { STATE_LIST_SQL } from './state-list.js'
+import { SOURCE_LIST_SQL, STATE_LIST_SQL } from './state-list.js'
 
 /** What inboxTable needs of sql.ts's TableName (structural, so that neither module imports the other's). */
 interface BaseTable {
@@ -36,7 +36,7 @@ export function inboxSchemaStatements(table: InboxTable): string[] {
   exchange_number text NOT NULL,
   state text NOT NULL CHECK (state IN (${STATE_LIST_SQL})),
   rank smallint NOT NULL,
-  source text NOT NULL CHECK (source IN ('callback', 'redirect', 'reconcile')),
+  source text NOT NULL CHECK (source IN (${SOURCE_LIST_SQL})),
   order_number text,
   fields text NOT NULL,
   rendering text NOT NULL,

@@ -8,26 +8,25 @@ import {
   type InboxEntry,
   type InboxItem,
   type InboxQueue,
-  type InboxSource,
   type InboxStatus,
   parseFields,
   type TakenEntry,
 } from '../../contract/inbox-queue.js'
+import type { ResultSource } from '../../contract/delivery-result.js'
 import { type InboxTable, inboxStatements } from './inbox-sql.js'
-
-type Query = (text: string, params?: unknown[]) => Promise<unknown[]>
+import type { Query } from './upkeep.js'
 
 export interface PostgresInboxOptions {
   query: Query
   table: InboxTable
-  /** Creates the tables when the inbox table is missing. */
-  migrate(): Promise<void>
+  /** Resolves once the inbox table exists (the store creates its tables on first use when it is missing). */
+  ready(): Promise<void>
 }
 
 interface ItemRow {
   exchange_number: string
   state: PaymentState
-  source: InboxSource
+  source: ResultSource
   order_number: string | null
   status: InboxStatus
   attempts: number
@@ -41,7 +40,7 @@ interface ItemRow {
 interface TakenRow {
   exchange_number: string
   state: PaymentState
-  source: InboxSource
+  source: ResultSource
   order_number: string | null
   fields: string
   rendering: Rendering
@@ -67,31 +66,17 @@ function item(row: ItemRow): InboxItem {
 }
 
 export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
-  const { query, table } = options
+  const { query, table, ready } = options
   const sql = inboxStatements(table)
-  let ready: Promise<void> | undefined
-
-  function ensure(): Promise<void> {
-    if (ready !== undefined) return ready
-    const attempt = (async () => {
-      const [row] = (await query(`SELECT to_regclass($1::text) IS NOT NULL AS found`, [table.lookup])) as { found: boolean }[]
-      if (row?.found !== true) await options.migrate()
-    })()
-    ready = attempt
-    attempt.catch(() => {
-      if (ready === attempt) ready = undefined
-    })
-    return attempt
-  }
 
   const run = async (text: string, params: unknown[]) => {
-    await ensure()
+    await ready()
     return query(text, params)
   }
   const lease = (entry: TakenEntry) => [entry.exchangeNumber, entry.state, entry.owner]
 
   return {
-    ready: ensure,
+    ready,
 
     async enqueue(entry: InboxEntry) {
       const params = [entry.exchangeNumber, entry.state, STATE_RANK[entry.state], entry.source, entry.orderNumber, entry.fields, entry.rendering]

@@ -14,14 +14,14 @@ import {
   type SweepLock,
 } from '../../contract/payment-book.js'
 import { type BookTable, bookStatements } from './payment-book-sql.js'
+import type { Query } from './upkeep.js'
 
-type Query = (text: string, params?: unknown[]) => Promise<unknown[]>
 
 export interface PostgresPaymentBookOptions {
   query: Query
   table: BookTable
-  /** Creates the store's tables; run when the book's are missing (a schema from an earlier version). */
-  migrate(): Promise<void>
+  /** Resolves once the book's tables exist (the store creates them on first use when missing: upkeep.ts). */
+  ready(): Promise<void>
   retentionMs: number
 }
 
@@ -68,28 +68,10 @@ function booked(row: Row): BookedPayment {
 }
 
 export function postgresPaymentBook(options: PostgresPaymentBookOptions): PostgresPaymentBook {
-  const { query, table, retentionMs } = options
+  const { query, table, retentionMs, ready } = options
   const sql = bookStatements(table)
-  let ready: Promise<void> | undefined
-
-  // Like the inbox's: the tables came in a later version, so a store whose claims table exists may lack them.
-  function ensure(): Promise<void> {
-    if (ready !== undefined) return ready
-    const attempt = (async () => {
-      const [row] = (await query(`SELECT to_regclass($1::text) IS NOT NULL AND to_regclass($2::text) IS NOT NULL AS found`, [...table.lookups])) as {
-        found: boolean
-      }[]
-      if (row?.found !== true) await options.migrate()
-    })()
-    ready = attempt
-    attempt.catch(() => {
-      if (ready === attempt) ready = undefined
-    })
-    return attempt
-  }
-
   const run = async (text: string, params: unknown[] = []) => {
-    await ensure()
+    await ready()
     return query(text, params)
   }
 

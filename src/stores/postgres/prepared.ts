@@ -8,7 +8,7 @@
  * Other queryables get the text as before.
  */
 import { createHash } from 'node:crypto'
-import { codeOf } from './claims.js'
+import { codeOf } from './upkeep.js'
 import type { Begin, PGliteLike, PostgresQueryable } from './transactions.js'
 import { isPGlite, isPool } from './transactions.js'
 

@@ -3,7 +3,7 @@
  * per exchange_number holds the handled states and the lease.
  * @module fpx-collect/postgres
  */
-import { codeOf, decide, type Decision, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
+import { decide, type Decision, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
 import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName } from './sql.js'
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
@@ -12,7 +12,9 @@ import { postgresPaymentBook } from './payment-book.js'
 import { bookTable } from './payment-book-sql.js'
 import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import type { InboxQueue } from '../../contract/inbox-queue.js'
-import { timelineParams, timelineQuery, timelineSchemaStatements, timelineStatements, timelineTable, toEntry } from './timeline.js'
+import { postgresTimeline, timelineTable } from './timeline.js'
+import { createSchema, PRUNE_BATCH, pruneInBatches, tableReady } from './upkeep.js'
+import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import {
   isPGlite,
   isPool,
@@ -80,17 +82,6 @@ export type TransactionOf<TClient> = TClient extends { transaction(callback: (tx
       ? T
       : never
 
-const DAY_MS = 24 * 60 * 60 * 1000
-const PRUNE_BATCH = 1000
-// Codes a concurrent CREATE ... IF NOT EXISTS can fail with; the next attempt finds the object there.
-const CREATE_RACES = new Set(['23505', '42P07', '42710'])
-const UNDEFINED_TABLE = '42P01'
-
-function positiveInteger(name: string, value: number | undefined, zeroAllowed = false): void {
-  if (value !== undefined && !(Number.isInteger(value) && (value > 0 || (zeroAllowed && value === 0))))
-    throw new TypeError(`${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} integer`)
-}
-
 /**
  * Claims are one `INSERT … ON CONFLICT DO UPDATE … WHERE <lease free> RETURNING` on the database clock; when it
  * returns nothing, one SELECT tells busy (409 with Retry-After from the lease's expiry) from duplicate and stale,
@@ -109,15 +100,13 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const client = options.client
   if (typeof (client as Partial<PostgresQueryable> | null)?.query !== 'function')
     throw new TypeError('client must be a pg Pool or Client or a PGlite instance (anything with query(text, params))')
-  positiveInteger('leaseMs', options.leaseMs)
-  positiveInteger('retentionMs', options.retentionMs)
-  positiveInteger('lockTimeoutMs', options.lockTimeoutMs)
-  positiveInteger('pruneEvery', options.pruneEvery, true)
+  checkPositiveInteger('leaseMs', options.leaseMs)
+  checkPositiveInteger('retentionMs', options.retentionMs)
+  checkPositiveInteger('lockTimeoutMs', options.lockTimeoutMs)
+  checkPositiveInteger('pruneEvery', options.pruneEvery, true)
   const table = tableName(options.table ?? DEFAULT_TABLE)
   const sql = statements(table)
-  const timelineSql = timelineStatements(timelineTable(table))
-  const timelineName = timelineTable(table).sql
-  const retentionMs = options.retentionMs ?? 30 * DAY_MS
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
   const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const pruneEvery = options.pruneEvery ?? 1000
 
@@ -159,90 +148,25 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       )
   }
 
-  let ready: Promise<void> | undefined
-  function ensureTable(): Promise<void> {
-    if (ready !== undefined) return ready
-    const attempt = (async () => {
-      const [row] = (await query(sql.exists, [table.sql])) as { found: boolean }[]
-      // Checked first so that an app whose role may not create tables works with a table made from the SQL file.
-      if (row?.found !== true) await migrate()
-    })()
-    ready = attempt
-    attempt.catch(() => {
-      if (ready === attempt) ready = undefined
-    })
-    return attempt
-  }
-
-  // The timeline table came in a later version: a store whose main table exists may still lack it.
-  let timelineReady: Promise<void> | undefined
-  function ensureTimeline(): Promise<void> {
-    if (timelineReady !== undefined) return timelineReady
-    const attempt = (async () => {
-      const [row] = (await query(sql.exists, [timelineName])) as { found: boolean }[]
-      if (row?.found !== true) await runSchema(timelineSchemaStatements(timelineTable(table)))
-    })()
-    timelineReady = attempt
-    attempt.catch(() => {
-      if (timelineReady === attempt) timelineReady = undefined
-    })
-    return attempt
-  }
-
   // One migration at a time per store: the claims' first use and the payment book's (read just before a claim) would
-  // otherwise run the schema together and collide on the catalog more often than runSchema's retries allow.
+  // otherwise run the schema together and collide on the catalog more often than createSchema's retries allow.
   let migrating: Promise<void> | undefined
   const migrate = () =>
-    (migrating ??= runSchema(schemaStatements(table)).finally(() => {
+    (migrating ??= createSchema(query, schemaStatements(table)).finally(() => {
       migrating = undefined
     }))
-  const book = postgresPaymentBook({ query, table: bookTable(table), migrate, retentionMs })
-
-  async function runSchema(schema: string[]): Promise<void> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        for (const statement of schema) await query(statement)
-        return
-      } catch (error) {
-        if (attempt >= 3 || !CREATE_RACES.has(codeOf(error) as string)) throw error
-      }
-    }
-  }
+  const ensureTable = tableReady(query, sql.exists, [table.sql], migrate)
+  const timeline = postgresTimeline({ query, table: timelineTable(table), retentionMs, exists: sql.exists })
+  const booked = bookTable(table)
+  // The book's tables came in a later version: a store whose claims table exists may lack them.
+  const book = postgresPaymentBook({ query, table: booked, ready: tableReady(query, sql.exists, booked.lookups, migrate), retentionMs })
 
   async function prune(limit = Number.MAX_SAFE_INTEGER): Promise<number> {
     await ensureTable()
-    let total = 0
-    for (;;) {
-      const batch = Math.min(PRUNE_BATCH, limit - total)
-      const [row] = (await query(sql.prune, [batch])) as { deleted: number }[]
-      const deleted = Number(row?.deleted ?? 0)
-      total += deleted
-      if (deleted < batch || total >= limit) break
-    }
-    await pruneLater(timelineSql.prune, limit)
-    await pruneLater(book.pruneStatement, limit)
+    const total = await pruneInBatches(query, sql.prune, limit)
+    await timeline.prune(limit)
+    await pruneInBatches(query, book.pruneStatement, limit)
     return total
-  }
-
-  /**
-   * Rows past retention of a table a later version added (timeline, book), in batches of `statement`; a missing
-   * table (schema from an older version) is skipped.
-   */
-  async function pruneLater(statement: string, limit: number): Promise<void> {
-    let total = 0
-    for (;;) {
-      const batch = Math.min(PRUNE_BATCH, limit - total)
-      let deleted: number
-      try {
-        const [row] = (await query(statement, [batch])) as { deleted: number }[]
-        deleted = Number(row?.deleted ?? 0)
-      } catch (error) {
-        if (codeOf(error) === UNDEFINED_TABLE) return
-        throw error
-      }
-      total += deleted
-      if (deleted < batch || total >= limit) return
-    }
   }
 
   let completions = 0
@@ -283,21 +207,11 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       return transactions.release(lease)
     },
 
-    async appendTimeline(entries) {
-      if (entries.length === 0) return
-      await ensureTimeline()
-      await query(timelineSql.append, timelineParams(entries, retentionMs))
-    },
-
-    async readTimeline(request) {
-      const { text, params } = timelineQuery(timelineSql, request)
-      await ensureTimeline()
-      return (await query(text, params)).map(toEntry)
-    },
-
+    appendTimeline: timeline.append,
+    readTimeline: timeline.read,
     migrate,
     prune: () => prune(),
-    openInbox: () => postgresInbox({ query, table: inboxTable(table), migrate }),
+    openInbox: () => postgresInbox({ query, table: inboxTable(table), ready: tableReady(query, sql.exists, [inboxTable(table).lookup], migrate) }),
     paymentBook: () => book.book,
     sweepLock: () => book.lock,
   }

@@ -1,8 +1,11 @@
 /*
  * The PostgreSQL store's timeline: one row per entry in `<table>_timeline`, found by order_number or
- * exchange_number, deleted by prune() once past retention (counted from when the entry was written).
+ * exchange_number. The contract's limits (contract/timeline.ts): each write trims the payment's and the order's
+ * rows to the latest MAX_TIMELINE_ENTRIES in the same statement, and prune() deletes entries past retention (counted
+ * from when each was written).
  */
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
+import { createSchema, pruneInBatches, type Query, tableReady } from './upkeep.js'
 
 export interface TimelineTable {
   readonly sql: string
@@ -48,7 +51,7 @@ export function timelineSchemaStatements(t: TimelineTable): string[] {
 const COLUMNS = 'at, event, exchange_number, order_number, state, source, attempt, verified, code, status, message'
 
 export interface TimelineStatements {
-  /** $1 the entries as a JSON array, $2 retentionMs. */
+  /** $1 the entries as a JSON array, $2 retentionMs, $3 the entries kept per key (MAX_TIMELINE_ENTRIES). */
   append: string
   /** $1 the key, $2 the limit. */
   byExchange: string
@@ -57,17 +60,36 @@ export interface TimelineStatements {
   prune: string
 }
 
+/**
+ * The rows of the keys just written beyond the latest `$3` (by id: the order they were written in), written before
+ * this statement. The statement does not see its own inserted rows, so each key keeps `$3` minus as many as it
+ * just got: a key with fewer rows than that scans them and deletes none.
+ */
+function beyondKept(t: string, column: string): string {
+  return `SELECT old.id FROM (SELECT ${column} AS key, count(*)::int AS n FROM added WHERE ${column} IS NOT NULL GROUP BY 1) AS k
+    CROSS JOIN LATERAL (SELECT id FROM ${t} WHERE ${t}.${column} = k.key ORDER BY id DESC OFFSET greatest($3::int - k.n, 0)) AS old`
+}
+
 export function timelineStatements(t: TimelineTable): TimelineStatements {
   const read = (column: string) =>
     `SELECT * FROM (SELECT id, ${COLUMNS} FROM ${t.sql} WHERE ${column} = $1::text AND expires_at > now()
   ORDER BY at DESC, id DESC LIMIT $2::int) AS latest ORDER BY at, id`
   return {
-    // One statement for a whole batch: the entries travel as one JSON parameter.
-    append: `INSERT INTO ${t.sql} (${COLUMNS}, expires_at)
-SELECT to_timestamp((e->>'at')::float8 / 1000), e->>'event', e->>'exchange_number', e->>'order_number', e->>'state', e->>'source',
-  e->>'attempt', (e->>'verified')::boolean, e->>'code', (e->>'status')::int, e->>'message', now() + $2::float8 * interval '1 millisecond'
-FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, n)
-ORDER BY x.n`,
+    // One statement for a whole batch: the entries travel as one JSON parameter, and the keys they touched are
+    // trimmed to the latest $3 in the same round trip.
+    append: `WITH added AS (
+  INSERT INTO ${t.sql} (${COLUMNS}, expires_at)
+  SELECT to_timestamp((e->>'at')::float8 / 1000), e->>'event', e->>'exchange_number', e->>'order_number', e->>'state', e->>'source',
+    e->>'attempt', (e->>'verified')::boolean, e->>'code', (e->>'status')::int, e->>'message', now() + $2::float8 * interval '1 millisecond'
+  FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, n)
+  ORDER BY x.n
+  RETURNING exchange_number, order_number
+), trimmed AS (
+  DELETE FROM ${t.sql} WHERE id IN (${beyondKept(t.sql, 'exchange_number')}
+    UNION ALL ${beyondKept(t.sql, 'order_number')})
+  RETURNING 1
+)
+SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM trimmed)::int AS trimmed`,
     byExchange: read('exchange_number'),
     byOrder: read('order_number'),
     prune: `WITH gone AS (
@@ -91,7 +113,7 @@ interface Row {
   message: string | null
 }
 
-export function timelineParams(entries: readonly TimelineEntry[], retentionMs: number): unknown[] {
+function timelineParams(entries: readonly TimelineEntry[], retentionMs: number): unknown[] {
   const rows = entries.map((entry) => ({
     at: entry.at.getTime(),
     event: entry.event,
@@ -105,15 +127,10 @@ export function timelineParams(entries: readonly TimelineEntry[], retentionMs: n
     status: entry.status,
     message: entry.message,
   }))
-  return [JSON.stringify(rows), retentionMs]
+  return [JSON.stringify(rows), retentionMs, MAX_TIMELINE_ENTRIES]
 }
 
-export function timelineQuery(statements: TimelineStatements, query: TimelineQuery): { text: string; params: unknown[] } {
-  const { kind, value, limit } = timelineKey(query)
-  return { text: kind === 'order' ? statements.byOrder : statements.byExchange, params: [value, Math.min(limit, MAX_TIMELINE_ENTRIES * 10)] }
-}
-
-export function toEntry(row: unknown): TimelineEntry {
+function toEntry(row: unknown): TimelineEntry {
   const r = row as Row
   return {
     at: r.at instanceof Date ? r.at : new Date(r.at),
@@ -127,5 +144,41 @@ export function toEntry(row: unknown): TimelineEntry {
     code: r.code,
     status: r.status === null ? null : Number(r.status),
     message: r.message,
+  }
+}
+
+export interface PostgresTimeline {
+  append(entries: readonly TimelineEntry[]): Promise<void>
+  read(query: TimelineQuery): Promise<TimelineEntry[]>
+  /** Deletes up to `limit` entries past retention, in batches; says how many. */
+  prune(limit?: number): Promise<number>
+}
+
+export function postgresTimeline(options: {
+  query: Query
+  table: TimelineTable
+  retentionMs: number
+  /** The statement telling whether a table exists (sql.ts). */
+  exists: string
+}): PostgresTimeline {
+  const { query, table, retentionMs } = options
+  const sql = timelineStatements(table)
+  // Created on first use when missing: the table came in a later version, so a store whose claims table exists may
+  // still lack it.
+  const ready = tableReady(query, options.exists, [table.sql], () => createSchema(query, timelineSchemaStatements(table)))
+  return {
+    async append(entries) {
+      if (entries.length === 0) return
+      await ready()
+      await query(sql.append, timelineParams(entries, retentionMs))
+    },
+
+    async read(request) {
+      const { kind, value, limit } = timelineKey(request)
+      await ready()
+      return (await query(kind === 'order' ? sql.byOrder : sql.byExchange, [value, limit])).map(toEntry)
+    },
+
+    prune: (limit) => pruneInBatches(query, sql.prune, limit),
   }
 }

@@ -9,12 +9,13 @@
  */
 import type { Rendering } from '../../core/result/message.js'
 import { type PaymentState, STATE_RANK } from '../../core/payment.js'
-import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxSource, type InboxStatus, parseFields, type TakenEntry } from '../../contract/inbox-queue.js'
+import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxStatus, parseFields, type TakenEntry } from '../../contract/inbox-queue.js'
+import type { ResultSource } from '../../contract/delivery-result.js'
 import { luaScript, type RawCommand, replyText } from './client.js'
 import { luaTable } from './lua-table.js'
 
 interface Meta {
-  source: InboxSource
+  source: ResultSource
   orderNumber: string | null
   rendering: Rendering
   status: InboxStatus

@@ -13,6 +13,8 @@ import { redisPaymentBook } from './payment-book.js'
 import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
 import type { Logger } from '../../core/logger.js'
+import { once } from '../../contract/once.js'
+import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client.js'
 export type { RedisDurability } from './inspect.js'
@@ -49,12 +51,6 @@ export interface RedisStore extends ReceiverStore {
   /** Payments known from creation, and the lock of one sweeper at a time, under `<prefix>{book}:`. */
   paymentBook(): PaymentBook
   sweepLock(): SweepLock
-}
-
-const DAY_MS = 24 * 60 * 60 * 1000
-
-function positiveInteger(name: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isInteger(value) && value > 0)) throw new TypeError(`${name} must be a positive integer`)
 }
 
 function paymentState(value: string | null): PaymentState {
@@ -96,16 +92,16 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const send = rawCommand(options.client)
   const prefix = options.prefix ?? 'fpx-collect:'
   if (typeof prefix !== 'string') throw new TypeError('prefix must be a string')
-  positiveInteger('leaseMs', options.leaseMs)
-  positiveInteger('retentionMs', options.retentionMs)
-  const retentionMs = String(options.retentionMs ?? 30 * DAY_MS)
+  checkPositiveInteger('leaseMs', options.leaseMs)
+  checkPositiveInteger('retentionMs', options.retentionMs)
+  const retentionMs = String(options.retentionMs ?? DEFAULT_RETENTION_MS)
   const claimScript = luaScript(send, CLAIM)
   const completeScript = luaScript(send, COMPLETE)
   const releaseScript = luaScript(send, RELEASE)
   const timeline = redisTimeline(send, prefix, retentionMs)
   const book = redisPaymentBook(send, prefix, retentionMs)
-  let inspected: Promise<RedisDurability> | undefined
-  const inspect = () => (inspected ??= inspectRedis(send))
+  // Asked once; a server that could not be reached is asked again at the next call.
+  const inspect = once(() => inspectRedis(send))
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
   let checked = options.inspect === false
 
