@@ -51,8 +51,25 @@ export async function drainInbox(store: StoreKind, config: SoakConfig, resources
   const wait = outageStartAt + config.outageMs - Date.now()
   if (wait > 0) console.log(`outage      traffic done; handlers down for ${Math.round(wait / 1000)} s more`)
   await sleep(Math.max(0, wait))
+  const beforeDrain = await ledgerCount(resources)
   const outageEndAt = Date.now()
   fleet.recover(outageEndAt)
+  // Once handlers run again, cut one of them short (transactional PostgreSQL: it must roll back and run again once).
+  // Watched from recovery on: a quick drain can be over before the settling below is (it was, under load).
+  let drainKill: Kill | undefined
+  let drained = false
+  const killing =
+    store === 'postgres' && config.kills > 0
+      ? (async () => {
+          while (!drained) {
+            if ((await ledgerCount(resources)) > beforeDrain) {
+              drainKill = await fleet.killBusy(1, 1)
+              return
+            }
+            await sleep(10)
+          }
+        })()
+      : Promise.resolve()
   // Attempts under way when it ended still fail (they started during the outage): let them settle, then see
   // when each waiting entry is due.
   await sleep(SETTLE_MS)
@@ -65,17 +82,14 @@ export async function drainInbox(store: StoreKind, config: SoakConfig, resources
   // recovery leaves leased entries alone). Leases taken since are live workers draining, and extend nothing.
   const leased = pending.filter((item) => item.leasedUntil !== null && item.leasedUntil.getTime() - config.leaseMs < outageEndAt)
   const latestLeaseMs = Math.max(0, ...leased.map((item) => (item.leasedUntil?.getTime() ?? 0) - outageEndAt))
-  let drainKill: Kill | undefined
-  const start = await ledgerCount(resources)
   const deadline = Date.now() + 20 * config.backoffMaxMs + 120_000
   for (;;) {
     const counts = await queue.counts()
     if ((counts.pending === 0 && counts.dead === 0) || Date.now() > deadline) break
-    // Once handlers run again, cut one of them short (transactional PostgreSQL: it must roll back and run again once).
-    if (drainKill === undefined && store === 'postgres' && config.kills > 0 && (await ledgerCount(resources)) > start)
-      drainKill = await fleet.killBusy(1, 1)
     await sleep(100)
   }
+  drained = true
+  await killing
   const left = await queue.counts()
   const { rows } = await resources.pool.query<{ at_ms: number }>(
     `SELECT extract(epoch FROM at)::float8 * 1000 AS at_ms FROM "${resources.ledgerTable}" ORDER BY at`,
