@@ -7,15 +7,20 @@ import type { Claim, ClaimRequest, LeaseRef } from './store.js'
  * Such a store offers the claim and complete its promise methods stand in for (see own-path.ts), and the receiver
  * calls them directly while the store's claim and complete are still its own.
  *
- * A claim the store takes is given `own()`: the exchange_number as a string of its own (detached.ts), made only then
- * (a duplicate costs no copy), which the store keeps as the payment's key; the receiver hands the same string to the
- * completion and to the timeline, so the store finds it again by identity.
+ * A claim the store takes asks its request for `ownExchangeNumber()`: the exchange_number as a string of its own
+ * (detached.ts), made only then (a duplicate costs no copy), which the store keeps as the payment's key; the receiver
+ * hands the same string to the completion and to the timeline, so the store finds it again by identity.
  */
 const LOCAL_CLAIMS = Symbol('fpx-collect.localClaims')
 const STANDS_FOR = ['claim', 'complete']
 
+/** A claim request that gives the store the exchange_number as a string of its own when the store keeps it. */
+export interface OwningClaimRequest extends ClaimRequest {
+  ownExchangeNumber(): string
+}
+
 export interface LocalClaims {
-  claim(request: ClaimRequest, own: () => string): Claim
+  claim(request: OwningClaimRequest): Claim
   complete(lease: LeaseRef): boolean
 }
 

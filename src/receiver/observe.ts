@@ -22,13 +22,14 @@ export interface AcceptWatcher {
   accepted(verified: VerifiedPayment): void
 }
 
+/** The flow being observed: its answer at once when nothing had to wait (dispatch.ts), else a promise. */
 export type Receive<S extends TimelineSource, R extends DeliveryResult> = (
   source: S,
   what: string,
   accept: Accept,
   delivery: RawDelivery | undefined,
   watcher: AcceptWatcher | undefined,
-) => Promise<R>
+) => R | Promise<R>
 export type ObservedReceive<S extends TimelineSource, R extends DeliveryResult> = (
   source: S,
   what: string,
@@ -102,7 +103,7 @@ export function observe<S extends TimelineSource, R extends DeliveryResult>(
 
   return (source, what, accept, delivery) => {
     const span = telemetry.start(source)
-    if (span === undefined && !timeline.enabled && !telemetry.metering) return receive(source, what, accept, delivery, undefined)
+    if (span === undefined && !timeline.enabled && !telemetry.metering) return Promise.resolve(receive(source, what, accept, delivery, undefined))
     const watch = new Watch(
       source,
       Date.now(),
@@ -112,6 +113,12 @@ export function observe<S extends TimelineSource, R extends DeliveryResult>(
     )
     const seen = watch.delivery === undefined ? delivery : keepingBody(watch.delivery, watch)
     const result = span === undefined ? receive(source, what, accept, seen, watch) : telemetry.run(span, () => receive(source, what, accept, seen, watch))
-    return result.then((response) => answered(watch, response))
+    if (result instanceof Promise) return result.then((response) => answered(watch, response))
+    // Answered at once: one promise for the caller, and no trip through the microtask queue of its own.
+    try {
+      return Promise.resolve(answered(watch, result))
+    } catch (error) {
+      return Promise.reject(error)
+    }
   }
 }

@@ -173,7 +173,7 @@ export class Telemetry {
    * no-op tracer with no parent (no SDK, no active trace) records nothing and cannot parent anything: `work` then
    * runs as it is, without a context made for it.
    */
-  run<T>(span: SpanLike, work: () => Promise<T>): Promise<T> {
+  run<T>(span: SpanLike, work: () => T): T {
     const api = this.api as OpenTelemetryApi
     if (!span.isRecording() && span.spanContext?.().traceId === INVALID_TRACE_ID) return work()
     return api.context.with(api.trace.setSpan(api.context.active(), span), work)

@@ -1,7 +1,7 @@
 import { detached } from '../../contract/detached.js'
 import { currentOfBits, STATE_BIT } from '../../core/payment.js'
 import { acceptTraces } from '../../contract/delivery-trace.js'
-import { type LocalClaims, offerLocalClaims } from '../../contract/local-claims.js'
+import { type LocalClaims, offerLocalClaims, type OwningClaimRequest } from '../../contract/local-claims.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import { MemoryPaymentBook, MemorySweepLock } from './payment-book.js'
 import { Lease, Payments } from './payments.js'
@@ -56,10 +56,10 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   }
 
   /**
-   * A claim of `request`; when it is taken, the store keeps the exchange_number as `own()`, a string of its own (the
-   * receiver's, local-claims.ts, or a copy, contract/detached.ts).
+   * A claim of `request`; when it is taken, the store keeps the exchange_number as `owner.ownExchangeNumber()`, a
+   * string of its own (the receiver's, local-claims.ts, or a copy, contract/detached.ts).
    */
-  function claim(request: ClaimRequest, own: () => string): Claim {
+  function claim(request: ClaimRequest, owner: Pick<OwningClaimRequest, 'ownExchangeNumber'>): Claim {
     const now = Date.now()
     if (++operations % SWEEP_EVERY === 0) payments.sweep(now)
     const key = request.exchangeNumber
@@ -87,13 +87,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
     if (found instanceof Lease) found.settle?.()
     // The key its completion or release re-inserts (an existing key stays the map's own until then).
-    const ownKey = own()
+    const ownKey = owner.ownExchangeNumber()
     entries.set(ownKey, new Lease(ownKey, request.owner, request.state, now + request.leaseMs, now, record, found !== undefined, kept))
     return { outcome: 'claimed', previousState: current }
   }
 
   const local: LocalClaims = {
-    claim: (request, own) => claim(request, own),
+    claim: (request) => claim(request, request),
 
     complete(ref: LeaseRef): boolean {
       const lease = heldBy(ref)
@@ -120,7 +120,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   }
 
   const store: ReceiverStore = {
-    claim: async (request) => claim(request, () => detached(request.exchangeNumber)),
+    claim: async (request) => claim(request, { ownExchangeNumber: () => detached(request.exchangeNumber) }),
     complete: async (lease) => local.complete(lease),
 
     async release(ref: LeaseRef): Promise<boolean> {
