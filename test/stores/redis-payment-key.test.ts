@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { currentOfBits, PAYMENT_STATES, STATE_BIT } from '../../src/core/payment.js'
 import type { PaymentState } from '../../src/index.js'
@@ -8,6 +8,7 @@ import { luaScript, rawCommand } from '../../src/stores/redis/client.js'
 import { CLAIM } from '../../src/stores/redis/payment-key.js'
 import { isRegression } from '../../src/contract/store.js'
 import { storeContract } from './contract.js'
+import { connectedRedis, dropAndQuit } from './redis-scratch.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /*
@@ -38,14 +39,9 @@ function olderServer(client: Redis): { call(command: string, ...args: string[]):
 describe.skipIf(!available)('Redis claim script: the stale rule where the script alone decides', () => {
   let client: Redis
   beforeAll(async () => {
-    client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
-    await client.connect()
+    client = await connectedRedis()
   })
-  afterAll(async () => {
-    const keys = await client.keys(`${RUN_PREFIX}*`)
-    if (keys.length > 0) await client.del(...keys)
-    await client.quit()
-  })
+  afterAll(() => dropAndQuit(client, RUN_PREFIX))
 
   // The whole store contract (late pending, failure after success, takeover of expired leases) through the script.
   storeContract({

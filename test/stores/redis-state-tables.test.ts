@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { currentOfBits, PAYMENT_STATES, type PaymentState, STATE_BIT, STATE_RANK } from '../../src/core/payment.js'
 import { isRegression } from '../../src/contract/store.js'
@@ -7,6 +7,7 @@ import { luaScript, rawCommand } from '../../src/stores/redis/client.js'
 import { redisInbox } from '../../src/stores/redis/inbox.js'
 import { luaTable } from '../../src/stores/redis/lua-table.js'
 import { CLAIM, COMPLETE } from '../../src/stores/redis/payment-key.js'
+import { connectedRedis, dropAndQuit } from './redis-scratch.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /*
@@ -35,14 +36,9 @@ describe('luaTable', () => {
 describe.skipIf(!available)('Redis scripts: core state tables on the server, every state', () => {
   let client: Redis
   beforeAll(async () => {
-    client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 })
-    await client.connect()
+    client = await connectedRedis()
   })
-  afterAll(async () => {
-    const keys = await client.keys(`${RUN_PREFIX}*`)
-    if (keys.length > 0) await client.del(...keys)
-    await client.quit()
-  })
+  afterAll(() => dropAndQuit(client, RUN_PREFIX))
 
   it('completes every state onto every handled set with the state’s STATE_BIT (the script’s BIT)', async () => {
     const complete = luaScript(rawCommand(client), COMPLETE)
