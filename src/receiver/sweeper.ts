@@ -88,6 +88,8 @@ export class Sweeper {
   start(): void {
     if (this.stopped || this.timer !== undefined) return
     const tick = () => {
+      // A pass running when stop() came ends here: re-arming would take the lock again after close(), for good.
+      if (this.stopped) return
       this.timer = setTimeout(() => {
         void this.sweep(false).then(tick, tick)
       }, this.parts.settings.everyMs)
@@ -151,6 +153,7 @@ export class Sweeper {
     const report: Counts = { ...nothing(true) }
     // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
     const running = new Set<Promise<void>>()
+    const heartbeat = this.heartbeat()
     try {
       const now = Date.now()
       const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
@@ -178,9 +181,25 @@ export class Sweeper {
       await Promise.all(running)
     } finally {
       await Promise.all(running)
+      clearInterval(heartbeat)
       await this.releaseUnlessInProcess()
     }
     return report
+  }
+
+  /**
+   * Renews the lease while the pass runs, not only at each turn: lookups in flight (a slow API, handlers that take
+   * their time) outlasted it, and another process then took the lock and looked up the same payments meanwhile.
+   */
+  private heartbeat(): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      if (this.held === undefined) return
+      this.hold().catch((error: unknown) => {
+        this.parts.logger.warn({ err: error }, 'the store failed to renew the sweep lock; it is tried again')
+      })
+    }, Math.max(1, Math.floor(this.parts.settings.lockMs / 4)))
+    timer.unref()
+    return timer
   }
 
   /** An in-process sweeper keeps the lock between passes; a pass run on the operator's schedule gives it back. */
