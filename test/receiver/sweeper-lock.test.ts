@@ -100,4 +100,26 @@ describe.each(BOOK_STORES)('the sweep lock ($name store)', ({ make }) => {
     await pause(200)
     expect(acquired.length).toBe(before)
   })
+
+  it('close() ends a pass at the next turn: lookups queued behind the rate bound are not made', async () => {
+    const searched: number[] = []
+    const counting = createClient({
+      environment: { baseUrl: emulator.baseUrl },
+      ...DEMO,
+      logger: false,
+      fetch: (input, init) => (String(input).includes('search_reference=order_number') && searched.push(Date.now()), fetch(input, init)),
+    })
+    const receiver = receiverOn(opened.store, { client: counting, sweep: { ...FAST, maxLookupsPerMinute: 60, concurrency: 4 } })
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    for (let i = 0; i < 4; i++) await client.createPayment(paymentInput({ callback_url: capture.url }))
+    await pause(5)
+    const sweeping = receiver.sweep()
+    await until(() => searched.length === 1)
+    const started = Date.now()
+    await receiver.close()
+    // The next turn was a second away (60 a minute): close() does not wait for it, nor for the two after it.
+    expect(Date.now() - started).toBeLessThan(900)
+    expect((await sweeping).lookups).toBe(1)
+    expect(searched).toHaveLength(1)
+  })
 })
