@@ -1,7 +1,8 @@
 /*
  * The sweeper's settings: when an open payment is first looked up, how the lookups of one payment back off, when
  * the sweeper gives up, and how hard it may press the status API. Defaults and their reasons are in
- * docs/payment-lifecycle.md.
+ * docs/payment-lifecycle.md. Also what a pass reports, and what it asks of the API client (kept here so that
+ * sweeper.ts stays the sweeper's logic).
  */
 
 export interface SweepOptions {
@@ -100,4 +101,37 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
   // The in-process sweeper renews its lease on each wake-up: a lease shorter than the wait would lapse between them.
   if (settings.inProcess && settings.everyMs >= settings.lockMs) throw new TypeError('sweep.everyMs must be less than sweep.lockMs')
   return settings
+}
+
+/** What the sweeper asks of the API client: every attempt at an order (`createClient()` fits). */
+export interface LookupClient {
+  searchTransactions(reference: 'order_number', value: string): Promise<readonly object[]>
+}
+
+/** What one pass did. */
+export interface SweepReport {
+  /** False when another process holds the sweep lock: this pass did nothing. */
+  readonly swept: boolean
+  /** Open payments due for a lookup when the pass began (at most `batch`). */
+  readonly due: number
+  /** Status API lookups made. */
+  readonly lookups: number
+  /** Results the lookups found that ran handlers (their redirect and callback had been lost). */
+  readonly processed: number
+  /** Payments the lookups found final (handled now or before): closed. */
+  readonly closed: number
+  /** Payments closed as abandoned: past their horizon with no final result. */
+  readonly abandoned: number
+  /** Looked up and still open (no bank answer yet, or pending approval): looked up again after a backoff. */
+  readonly open: number
+  /** Found final when re-checked just before their lookup: not looked up. */
+  readonly skipped: number
+  /** Lookups the API did not answer, and results the receiver refused or failed to handle. */
+  readonly failures: number
+}
+
+export type Counts = { -readonly [K in keyof SweepReport]: SweepReport[K] }
+
+export function nothing(swept: boolean): Counts {
+  return { swept, due: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0 }
 }

@@ -13,36 +13,9 @@ import { backoffDelay } from '../inbox/backoff.js'
 import type { BookedPayment, PaymentBook, SweepLock } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { ReceiverResponse } from './events.js'
-import type { SweepSettings } from './sweep-options.js'
+import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
 
-/** What the sweeper asks of the API client: every attempt at an order (`createClient()` fits). */
-export interface LookupClient {
-  searchTransactions(reference: 'order_number', value: string): Promise<readonly object[]>
-}
-
-/** What one pass did. */
-export interface SweepReport {
-  /** False when another process holds the sweep lock: this pass did nothing. */
-  readonly swept: boolean
-  /** Open payments due for a lookup when the pass began (at most `batch`). */
-  readonly due: number
-  /** Status API lookups made. */
-  readonly lookups: number
-  /** Results the lookups found that ran handlers (their redirect and callback had been lost). */
-  readonly processed: number
-  /** Payments the lookups found final (handled now or before): closed. */
-  readonly closed: number
-  /** Payments closed as abandoned: past their horizon with no final result. */
-  readonly abandoned: number
-  /** Looked up and still open (no bank answer yet, or pending approval): looked up again after a backoff. */
-  readonly open: number
-  /** Found final when re-checked just before their lookup: not looked up. */
-  readonly skipped: number
-  /** Lookups the API did not answer, and results the receiver refused or failed to handle. */
-  readonly failures: number
-}
-
-type Counts = { -readonly [K in keyof SweepReport]: SweepReport[K] }
+export type { LookupClient, SweepReport } from './sweep-options.js'
 
 export interface SweeperParts {
   readonly book: PaymentBook
@@ -57,11 +30,6 @@ export interface SweeperParts {
   readonly settings: SweepSettings
 }
 
-const sleep = (ms: number, keepAlive: boolean) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms)
-    if (!keepAlive) timer.unref()
-  })
 
 /** The error's kind and HTTP status, never its message or body (a proxy may echo credentials). */
 function described(error: unknown): string {
@@ -80,6 +48,8 @@ export class Sweeper {
   private stopped = false
   private lastLookupAt = Number.NEGATIVE_INFINITY
   private gate: Promise<void> = Promise.resolve()
+  /** Ends the waits for a turn at once when stop() comes. */
+  private readonly wakers = new Set<() => void>()
   private entries = 0
 
   constructor(private readonly parts: SweeperParts) {}
@@ -88,6 +58,8 @@ export class Sweeper {
   start(): void {
     if (this.stopped || this.timer !== undefined) return
     const tick = () => {
+      // A pass running when stop() came ends here: re-arming would take the lock again after close(), for good.
+      if (this.stopped) return
       this.timer = setTimeout(() => {
         void this.sweep(false).then(tick, tick)
       }, this.parts.settings.everyMs)
@@ -116,6 +88,7 @@ export class Sweeper {
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
+    for (const wake of this.wakers) wake()
     await this.running
     const held = this.held
     this.held = undefined
@@ -151,6 +124,7 @@ export class Sweeper {
     const report: Counts = { ...nothing(true) }
     // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
     const running = new Set<Promise<void>>()
+    const heartbeat = this.heartbeat()
     try {
       const now = Date.now()
       const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
@@ -178,9 +152,25 @@ export class Sweeper {
       await Promise.all(running)
     } finally {
       await Promise.all(running)
+      clearInterval(heartbeat)
       await this.releaseUnlessInProcess()
     }
     return report
+  }
+
+  /**
+   * Renews the lease while the pass runs, not only at each turn: lookups in flight (a slow API, handlers that take
+   * their time) outlasted it, and another process then took the lock and looked up the same payments meanwhile.
+   */
+  private heartbeat(): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      if (this.held === undefined) return
+      this.hold().catch((error: unknown) => {
+        this.parts.logger.warn({ err: error }, 'the store failed to renew the sweep lock; it is tried again')
+      })
+    }, Math.max(1, Math.floor(this.parts.settings.lockMs / 4)))
+    timer.unref()
+    return timer
   }
 
   /** An in-process sweeper keeps the lock between passes; a pass run on the operator's schedule gives it back. */
@@ -201,9 +191,10 @@ export class Sweeper {
   private turn(orderNumber: string, keepAlive: boolean): Promise<{ payment: BookedPayment; token: number } | undefined | 'lost'> {
     const mine = this.gate.then(async () => {
       const wait = this.lastLookupAt + 60_000 / this.parts.settings.maxLookupsPerMinute - Date.now()
-      if (wait > 0) await sleep(Math.ceil(wait), keepAlive)
-      // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups.
-      if (this.held === undefined || !(await this.hold())) return 'lost'
+      if (wait > 0 && !this.stopped) await this.pause(Math.ceil(wait), keepAlive)
+      // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups. Stopped: the
+      // turns queued behind the rate bound are not taken, or close() would wait for each (minutes at a low rate).
+      if (this.stopped || this.held === undefined || !(await this.hold())) return 'lost'
       const current = await this.parts.book.find(orderNumber)
       if (current === undefined || current.status !== 'open') return undefined
       this.lastLookupAt = Date.now()
@@ -214,6 +205,19 @@ export class Sweeper {
       () => undefined,
     )
     return mine
+  }
+
+  private pause(ms: number, keepAlive: boolean): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer)
+        this.wakers.delete(wake)
+        resolve()
+      }
+      const timer = setTimeout(wake, ms)
+      if (!keepAlive) timer.unref()
+      this.wakers.add(wake)
+    })
   }
 
   private async lookUp(payment: BookedPayment, token: number, report: Counts): Promise<void> {
@@ -303,8 +307,4 @@ export class Sweeper {
       { at, event, exchangeNumber, orderNumber: payment.orderNumber, state, source: 'sweep', attempt: `${this.owner}:${++this.entries}`, verified: true, code, status: null, message },
     ])
   }
-}
-
-function nothing(swept: boolean): Counts {
-  return { swept, due: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0 }
 }
