@@ -6,8 +6,9 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, withinTime } from '../src/core/result/body.js'
-import { rawQuery, readNodeBody } from '../src/http/node-delivery.js'
+import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS } from '../src/core/result/body.js'
+import { readBodyWithin } from '../src/http/body-reader.js'
+import { rawQuery } from '../src/http/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
 
@@ -35,10 +36,7 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
       done(Object.assign(error as Error, { statusCode: 415 }), undefined)
       return
     }
-    withinTime(readNodeBody(payload, request.headers, receiver.maxBodyBytes), timeoutMs).then(
-      (body) => done(null, body),
-      (error: Error) => done(error, undefined),
-    )
+    readBodyWithin(payload, request.headers, receiver.maxBodyBytes, timeoutMs, done)
   })
 
   const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
@@ -68,10 +66,11 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
       method: kind === 'redirect' ? ['GET', 'POST'] : 'POST',
       url: path,
       config: { fpxKind: kind },
-      handler: async (request: FastifyRequest, reply: FastifyReply) => {
-        const answer = await answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request)
-        return send(reply, answer)
-      },
+      // Resolves to nothing once sent: returning the reply, a thenable, costs Fastify one more job to adopt it.
+      handler: (request: FastifyRequest, reply: FastifyReply) =>
+        answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request).then((answer) => {
+          send(reply, answer)
+        }),
     })
   }
   route(callbackPath, 'callback')

@@ -137,12 +137,19 @@ export function answerCallback(response: ReceiverResponse): HttpAnswer {
  * Everything an adapter does once it has the raw delivery: handle it, then answer as a callback or a redirect.
  * Adapters hold no other logic.
  */
-export async function answerDelivery<TContext>(
+export function answerDelivery<TContext>(
   receiver: DeliveryHandler,
   delivery: Delivery,
   redirect: RedirectOptions<TContext> | undefined,
   context: TContext,
 ): Promise<HttpAnswer> {
-  const response = await receiver.handle(delivery)
-  return delivery.kind === 'redirect' ? answerRedirect(response, redirect ?? {}, context) : answerCallback(response)
+  // Not an async function: on every delivery's path, its frame and await were a second promise step after handle()'s.
+  // A handler that throws rather than rejects still rejects, and one that answers a plain value is still awaited.
+  let handled: Promise<ReceiverResponse>
+  try {
+    handled = Promise.resolve(receiver.handle(delivery))
+  } catch (error) {
+    return Promise.reject(error as Error)
+  }
+  return delivery.kind === 'redirect' ? handled.then((response) => answerRedirect(response, redirect ?? {}, context)) : handled.then(answerCallback)
 }
