@@ -87,7 +87,10 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
   })
 
   it('backs off, then closes a payment never paid as abandoned after its horizon (and a 99 after its own)', async () => {
-    const { receiver, events, client } = receiverOn(opened.store, { sweep: { ...FAST, backoff: { baseMs: 150, maxMs: 150 } } })
+    // Horizons with room for a loaded machine: a pass takes well under the backoff, and each pause clears a horizon
+    // by more than half a second while the next horizon stays more than a second away.
+    const sweep = { ...FAST, backoff: { baseMs: 500, maxMs: 500 }, abandonAfterMs: 1_000, pendingAbandonAfterMs: 2_600 }
+    const { receiver, events, client } = receiverOn(opened.store, { sweep })
     const input = paymentInput({ callback_url: capture.url })
     await client.createPayment(input)
     await pause(5)
@@ -97,7 +100,7 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
     expect(open!.nextLookupAt!.getTime() - open!.lastLookupAt!.getTime()).toBeGreaterThanOrEqual(10)
     // Not due again before its backoff.
     expect(await receiver.sweep()).toMatchObject({ lookups: 0 })
-    await pause(450)
+    await pause(1_100)
     expect(await receiver.sweep()).toMatchObject({ lookups: 1, abandoned: 1 })
     expect(await receiver.payments.find(open!.orderNumber)).toMatchObject({ status: 'abandoned', nextLookupAt: null })
     const timeline = await receiver.timeline(open!.orderNumber)
@@ -112,9 +115,9 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
     await emulator.complete(b2b1.exchangeNumber as string, 'pending')
     const [pending] = await capture.bodies(b2b1.exchangeNumber as string, 1)
     await receiver.handle({ kind: 'callback', body: pending as string, contentType: FORM })
-    await pause(450)
+    await pause(1_100)
     expect(await receiver.sweep()).toMatchObject({ open: 1, abandoned: 0 })
-    await pause(400)
+    await pause(1_600)
     expect(await receiver.sweep()).toMatchObject({ abandoned: 1 })
     // A late result still counts: an abandoned payment that is paid after all is handled and closed as paid.
     await emulator.control(`/payments/${b2b1.exchangeNumber}/approve`, {})
