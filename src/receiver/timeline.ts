@@ -4,6 +4,7 @@ import { DEFAULT_MAX_BODY_BYTES, readFields } from '../core/result/body.js'
 import type { Logger } from '../core/logger.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
+import { detached } from '../contract/detached.js'
 import { byTime, type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
 import { DeliveryTrace, type TraceAppender, traceAppender } from '../contract/delivery-trace.js'
@@ -247,6 +248,17 @@ function orderNumberOf(verified: VerifiedPayment): string | null {
   }
 }
 
+/**
+ * The order_number as a string of its own (contract/detached.ts): the field's text is a view of the delivery's body,
+ * and a trace waiting in the queue (up to a batch of them while deliveries come back to back) kept each whole body
+ * alive through every young-generation GC it met. A store in this process keeps the number for the retention anyway,
+ * so the copy is made once, here, instead of when the store takes the trace.
+ */
+function keptOrderNumber(verified: VerifiedPayment): string | null {
+  const orderNumber = orderNumberOf(verified)
+  return orderNumber === null ? null : detached(orderNumber)
+}
+
 // What an unverified message may put in the timeline: printable ASCII, no longer than the service's numbers.
 const PLAIN_NUMBER = /^[\x20-\x7e]{1,64}$/
 
@@ -308,7 +320,7 @@ export function deliveryTrace(record: DeliveryRecord, attemptTag: string, maxBod
   if (!unnamed && verified === undefined && claimed?.exchangeNumber == null && claimed?.orderNumber == null) return undefined
   return new DeliveryTrace(
     verified?.exchangeNumber ?? claimed?.exchangeNumber ?? null,
-    verified === undefined ? (claimed?.orderNumber ?? null) : orderNumberOf(verified),
+    verified === undefined ? (claimed?.orderNumber ?? null) : keptOrderNumber(verified),
     verified?.state ?? null,
     record.source,
     attemptTag,
