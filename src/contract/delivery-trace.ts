@@ -42,9 +42,8 @@ export class DeliveryTrace {
   }
 
   /**
-   * For a store that keeps the trace for the retention: its numbers become strings of their own, no longer views
-   * of the body they were read from, which they would keep alive (core/detached.ts). Stores that only turn traces
-   * into entries and write them out pay nothing for it.
+   * Its numbers as strings of their own, no longer views of the body they were read from, which they would keep
+   * alive (core/detached.ts). The receiver's trace of a verified delivery holds its order number so already.
    */
   keepNumbers(): void {
     if (this.exchangeNumber !== null) this.exchangeNumber = detached(this.exchangeNumber)

@@ -11,6 +11,12 @@ export type LoggerOption = Logger | false
 
 const ignore = (): void => {}
 
+/**
+ * Whether a level of a logger from safeLogger drops everything (info and debug without a logger given, all of them
+ * with `false`): then a caller need not make the details object for a line nobody sees.
+ */
+export const dropped = (level: Logger[keyof Logger]): boolean => level === ignore
+
 export const silentLogger: Logger = { debug: ignore, info: ignore, warn: ignore, error: ignore }
 
 /**
@@ -33,14 +39,16 @@ export const consoleLogger: Logger = {
 export function safeLogger(logger: LoggerOption | undefined): Logger {
   if (logger === false) return silentLogger
   const chosen = logger ?? consoleLogger
-  const level =
-    (name: keyof Logger) =>
-    (details: object, message: string): void => {
-      try {
-        chosen[name](details, message)
-      } catch {
-        // Nowhere left to report it.
-      }
-    }
+  const level = (name: keyof Logger) =>
+    // The console's quiet levels are this module's own and never change: nothing to wrap.
+    chosen === consoleLogger && consoleLogger[name] === ignore
+      ? ignore
+      : (details: object, message: string): void => {
+          try {
+            chosen[name](details, message)
+          } catch {
+            // Nowhere left to report it.
+          }
+        }
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') }
 }

@@ -7,7 +7,7 @@
  * through the microtask queue (bench:receiver).
  */
 import { randomUUID } from 'node:crypto'
-import type { Logger } from '../core/logger.js'
+import { dropped, type Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import type { MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
@@ -177,7 +177,7 @@ export class Dispatcher<TTransaction> {
   private run(lease: Lease<TTransaction>, handled: VerifiedPayment, inProcess: LocalClaims | undefined): Step<ReceiverResponse> {
     const { hooks, handlers, store, logger } = this.parts
     const name = EVENT_NAMES[lease.state]
-    const handling = hooks.handlersFor(handlers[name], name, lease.log)
+    const handling = hooks.handlersFor(handlers[name], name, lease)
     if (handling.length === 0) return unhandled(store, lease, name, lease.verified, logger, lease.log)
     // A store in this process says itself when a busy payment is settled; others need this process's word.
     if (inProcess === undefined) this.claimer.running(lease)
@@ -240,7 +240,8 @@ export class Dispatcher<TTransaction> {
       logger.error(lease.log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
       return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', lease.verified)
     }
-    logger.info(lease.log, HANDLED[EVENT_NAMES[lease.state]])
+    // Most deliveries' one log line: its details are not made when the level is dropped (no logger given).
+    if (!dropped(logger.info)) logger.info(lease.log, HANDLED[EVENT_NAMES[lease.state]])
     const settling = lease.booked === undefined ? undefined : keeper?.settle(lease.booked, lease.state, lease.exchangeNumber)
     const answer = acknowledged('processed', lease.verified)
     return settling === undefined ? answer : settling.then(() => answer)

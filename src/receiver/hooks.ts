@@ -44,10 +44,12 @@ export class Hooks<TEvent> {
    * The handlers to run for an event, own ones first, then onAny ones; a copy whenever it could change while
    * they run (a handler that removes itself must not make the next one skip). Warns when there are none: the
    * receiver then leaves the state unrecorded (see unhandled.ts), so a handler registered later still gets it.
+   * `subject.log`: the details of that warning.
    */
-  handlersFor(own: Handler<TEvent>[], name: string, details: object): readonly Handler<TEvent>[] {
+  handlersFor(own: Handler<TEvent>[], name: string, subject: { readonly log: object }): readonly Handler<TEvent>[] {
     if (this.any.length === 0) {
-      if (own.length === 0) this.unhandled(name, details)
+      // The log details are made only for the warning: a delivery with handlers makes none.
+      if (own.length === 0) this.unhandled(name, subject.log)
       return own.length === 1 ? own : [...own]
     }
     return [...own, ...this.any]

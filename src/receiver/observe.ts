@@ -12,7 +12,7 @@ import type { VerifiedPayment } from '../core/result/verify.js'
 import type { TimelineSource } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
 import type { SpanLike, Telemetry } from './telemetry.js'
-import type { TimelineRecorder } from './timeline.js'
+import type { DeliveryRecord, TimelineRecorder } from './timeline.js'
 
 /** Accepts a result: verifies `delivery` (when the result came as a delivery) or trusts what it was made for. */
 export type Accept = (delivery: RawDelivery | undefined) => VerifiedPayment | Promise<VerifiedPayment>
@@ -37,12 +37,21 @@ export type ObservedReceive<S extends TimelineSource, R extends DeliveryResult> 
   delivery?: RawDelivery,
 ) => Promise<R>
 
-/** One delivery being observed: when it came, when and what was accepted, its span. */
-class Watch implements AcceptWatcher {
+/**
+ * One delivery being observed: when it came, when and what was accepted, its span; once answered, the record the
+ * timeline takes (one object per delivery, not a second one made for the timeline).
+ */
+class Watch implements AcceptWatcher, DeliveryRecord {
   verified: VerifiedPayment | undefined = undefined
   verifiedAt = 0
   /** A lazily read body, kept for a second look should the delivery be refused. */
   kept: Uint8Array | string | undefined = undefined
+  attempt = 0
+  answeredAt = 0
+  /** Always undefined: a refused delivery's record is a copy that says what it carried (refusedDelivery). */
+  readonly refused: RawDelivery | undefined = undefined
+  /** Set once answered, before the timeline sees it. */
+  response!: DeliveryResult
 
   constructor(
     readonly source: TimelineSource,
@@ -58,11 +67,16 @@ class Watch implements AcceptWatcher {
   }
 
   /** What a refused delivery carried, to read the numbers its body claims. */
-  refused(): RawDelivery | undefined {
+  refusedDelivery(): RawDelivery | undefined {
     const delivery = this.delivery
     if (delivery === undefined || delivery.body != null || delivery.readBody === undefined) return delivery
     return { ...delivery, readBody: undefined, body: this.kept ?? null }
   }
+}
+
+function refusalRecord(watch: Watch): DeliveryRecord {
+  const { source, attempt, receivedAt, verifiedAt, answeredAt, response } = watch
+  return { source, attempt, receivedAt, verifiedAt, answeredAt, verified: undefined, refused: watch.refusedDelivery(), response }
 }
 
 /** A delivery whose body, if read lazily (readBody), is kept in `watch` should it be refused. */
@@ -87,17 +101,14 @@ export function observe<S extends TimelineSource, R extends DeliveryResult>(
         logger.error({ err: error }, 'telemetry: recording the delivery failed')
       }
     }
-    if (timeline.enabled)
-      timeline.recordDelivery({
-        source: watch.source,
-        attempt: timeline.nextAttemptNumber(),
-        receivedAt: watch.receivedAt,
-        verifiedAt: watch.verifiedAt,
-        answeredAt: Date.now(),
-        verified: watch.verified,
-        refused: watch.verified === undefined ? watch.refused() : undefined,
-        response,
-      })
+    if (timeline.enabled) {
+      watch.attempt = timeline.nextAttemptNumber()
+      watch.answeredAt = Date.now()
+      watch.response = response
+      // A refusal waits in the recorder's queue for a while: as a record of its own, which keeps neither the span
+      // nor a lazily read delivery's reader alive.
+      timeline.recordDelivery(watch.verified === undefined ? refusalRecord(watch) : watch)
+    }
     return response
   }
 

@@ -36,7 +36,7 @@ export class MemoryPaymentBook implements PaymentBook {
     private readonly lock: MemorySweepLock,
   ) {
     // The receiver reads the book on every new payment state: it gets the answer without a promise.
-    offerLocalBook(this, { find: (orderNumber) => this.held(orderNumber, Date.now()), settle: (...args) => this.settleNow(...args) })
+    offerLocalBook(this, { find: (orderNumber) => this.held(orderNumber), settle: (...args) => this.settleNow(...args) })
   }
 
   async record(payment: CreatedPayment): Promise<boolean> {
@@ -49,7 +49,7 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   async find(orderNumber: string): Promise<BookedPayment | undefined> {
-    return this.held(orderNumber, Date.now())
+    return this.held(orderNumber)
   }
 
   async settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean> {
@@ -92,11 +92,12 @@ export class MemoryPaymentBook implements PaymentBook {
     return { open: this.open.size, oldestCreatedAt: oldest }
   }
 
-  private held(orderNumber: string, now: number): BookedPayment | undefined {
+  /** `now` only matters for a closed payment: the clock is read then, not for every new payment state. */
+  private held(orderNumber: string, now?: number): BookedPayment | undefined {
     const open = this.open.get(orderNumber)
     if (open !== undefined) return open
     const closed = this.closed.get(orderNumber)
-    return closed !== undefined && closed.until > now ? closed.booked : undefined
+    return closed !== undefined && closed.until > (now ?? Date.now()) ? closed.booked : undefined
   }
 
   /** Moves a payment to the end of the closed ones (it closed now, or closed again with a later state). */

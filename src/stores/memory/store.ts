@@ -1,5 +1,5 @@
 import { detached } from '../../contract/detached.js'
-import { currentOfBits, STATE_BIT } from '../../core/payment.js'
+import { currentOfBits, type PaymentState, STATE_BIT } from '../../core/payment.js'
 import { acceptTraces } from '../../contract/delivery-trace.js'
 import { type LocalClaims, offerLocalClaims, type OwningClaimRequest } from '../../contract/local-claims.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
@@ -23,6 +23,15 @@ export interface MemoryStoreOptions {
 }
 
 const SWEEP_EVERY = 1024
+
+// The answers that carry nothing of a delivery's own, shared (frozen): most claims make no object for their answer.
+const DUPLICATE: Claim = Object.freeze({ outcome: 'duplicate' })
+const CLAIMED_NEW: Claim = Object.freeze({ outcome: 'claimed', previousState: null })
+const CLAIMED_AFTER: Readonly<Record<PaymentState, Claim>> = {
+  pending: Object.freeze({ outcome: 'claimed', previousState: 'pending' }),
+  succeeded: Object.freeze({ outcome: 'claimed', previousState: 'succeeded' }),
+  failed: Object.freeze({ outcome: 'claimed', previousState: 'failed' }),
+}
 export const DEFAULT_MAX_ENTRIES = 1_000_000
 
 /**
@@ -83,13 +92,13 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     const handled = record === undefined ? 0 : handledOf(record)
     const current = currentOfBits(handled)
     if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
-    if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
+    if (handled & STATE_BIT[request.state]) return DUPLICATE
     // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
     if (found instanceof Lease) found.settle?.()
     // The key its completion or release re-inserts (an existing key stays the map's own until then).
     const ownKey = owner.ownExchangeNumber()
     entries.set(ownKey, new Lease(ownKey, request.owner, request.state, now + request.leaseMs, now, record, found !== undefined, kept))
-    return { outcome: 'claimed', previousState: current }
+    return current === null ? CLAIMED_NEW : CLAIMED_AFTER[current]
   }
 
   const local: LocalClaims = {

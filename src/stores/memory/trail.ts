@@ -1,4 +1,3 @@
-import { detached } from '../../contract/detached.js'
 import { DeliveryTrace } from '../../contract/delivery-trace.js'
 import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import { MAX_TIMELINE_ENTRIES, TIMELINE_EVENTS, TIMELINE_SOURCES, type TimelineEntry } from '../../contract/timeline.js'
@@ -75,15 +74,15 @@ export interface KeptDelivery {
 }
 
 /**
- * What the store keeps of a delivery's trace. The order number becomes a string of its own (contract/detached.ts):
- * the trace's is a view of the delivery's body. The exchange_number is the payment's key, given back when read.
+ * What the store keeps of a delivery's trace. The receiver's traces hold the order number as a string of its own
+ * already (receiver/timeline.ts), kept as it is. The exchange_number is the payment's key, given back when read.
  */
 export function keptDelivery(trace: DeliveryTrace): KeptDelivery {
   const kind =
     STATE.pack(trace.state) | SOURCE.pack(trace.source) | EVENT.pack(trace.closing) | (trace.verified ? VERIFIED : 0) | (trace.status << STATUS_SHIFT)
   return {
     record: undefined,
-    orderNumber: trace.orderNumber === null ? null : detached(trace.orderNumber),
+    orderNumber: trace.orderNumber,
     receivedAfter: trace.receivedAt - ORIGIN,
     verifiedAfter: trace.verifiedAfter,
     answeredAfter: trace.answeredAfter,
