@@ -9,5 +9,7 @@ export default defineConfig({
     // Validates FPX_SKIP and, when set, ends the run with a line saying what was skipped.
     globalSetup: ['test/global-setup.ts'],
     testTimeout: 20_000,
+    // A hook that opens the first PGlite of a file compiles its WebAssembly: over 10 s on a loaded 2-CPU machine.
+    hookTimeout: 30_000,
   },
 })
