@@ -83,7 +83,8 @@ CREATE INDEX IF NOT EXISTS "fpx_collect_tl_exp_idx" ON "fpx_collect_timeline" (e
 -- client recorded when it created the payment. Open rows stay until a final result or the sweeper's abandon closes
 -- them; closed rows are pruned with the tables above after the retention. Replace fpx_collect here too.
 --
---   amount_sen … attached   the payment as asked (attached: what the merchant attached, as given)
+--   amount_sen … attached   the payment as last asked (attached: what the merchant attached, as given)
+--   asked_sen               every amount asked for the order, oldest first, the latest last (at most 10)
 --   status                  open, succeeded, failed or abandoned; state, the latest payment state handled
 --   lookups, *_lookup_at    the sweeper's status lookups so far, the last one, when the next is due
 --   expires_at              null while open; once closed, when the row may be pruned
@@ -91,6 +92,7 @@ CREATE INDEX IF NOT EXISTS "fpx_collect_tl_exp_idx" ON "fpx_collect_timeline" (e
 CREATE TABLE IF NOT EXISTS "fpx_collect_book" (
   order_number text COLLATE "C" PRIMARY KEY,
   amount_sen bigint NOT NULL,
+  asked_sen bigint[] NOT NULL,
   uid text NOT NULL,
   kind text NOT NULL CHECK (kind IN ('form', 'payment', 'session')),
   created_at timestamptz NOT NULL,

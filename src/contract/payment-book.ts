@@ -36,7 +36,23 @@ export interface CreatedPayment {
  */
 export type BookStatus = 'open' | 'succeeded' | 'failed' | 'abandoned'
 
+/** The most amounts a booked payment keeps as asked: a loop re-creating an order cannot grow its record. */
+export const MAX_ASKED_AMOUNTS = 10
+
+/**
+ * What a record did: `created` a new one; or the order was held already and now shows this creation (amount,
+ * kind, exchange_number, createdAt, attached; status, state and lookups stay), its amount `known` among those asked
+ * before or `added` to them.
+ */
+export type RecordOutcome = 'created' | 'known' | 'added'
+
 export interface BookedPayment extends CreatedPayment {
+  /**
+   * Every amount asked for the order, oldest first, the latest (amountSen) last; the last MAX_ASKED_AMOUNTS
+   * distinct ones. A result carrying any of them matches: the service takes a reused order_number, and the buyer
+   * may pay an earlier creation.
+   */
+  readonly askedSen: readonly number[]
   readonly status: BookStatus
   /** The latest state handled for it (pending included), or null before any result. */
   readonly state: PaymentState | null
@@ -73,10 +89,11 @@ export interface OpenSummary {
  */
 export interface PaymentBook {
   /**
-   * Records a created payment. Create-once: a second record of the same order_number keeps the first (a form
-   * rebuilt for the same order must not reset its age or its lookups) and returns false.
+   * Records a created payment, in one store write. A second record of the same order_number (open or closed)
+   * shows the later creation and adds its amount to those asked (askedSen), keeping status, state and lookups: a
+   * rebuilt form must not reset its lookups, and a result of either creation is genuine.
    */
-  record(payment: CreatedPayment): Promise<boolean>
+  record(payment: CreatedPayment): Promise<RecordOutcome>
   /** The booked payment of an order_number, or undefined when this store never saw it created. */
   find(orderNumber: string): Promise<BookedPayment | undefined>
   /**
@@ -98,6 +115,11 @@ export interface PaymentBook {
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** Counts for metrics and alerts. */
   summary(): Promise<OpenSummary>
+}
+
+/** The amounts asked once `amountSen` is asked again: moved (or added) last, the oldest dropped past the bound. */
+export function askedAgain(asked: readonly number[], amountSen: number): number[] {
+  return [...asked.filter((amount) => amount !== amountSen), amountSen].slice(-MAX_ASKED_AMOUNTS)
 }
 
 /**

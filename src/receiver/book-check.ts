@@ -93,7 +93,7 @@ export function disagreement(booked: BookedPayment, result: VerifiedPayment): st
     // its shape, and a genuine minimal redirect must not be refused: it is handled, with the usual warning.
     if (ADDRESSES.some((name) => result.has(name)))
       return 'the result carries a service address but no transaction_amount to compare with the amount recorded for its order_number'
-  } else if (amount !== booked.amountSen) return 'transaction_amount differs from the amount recorded for its order_number'
+  } else if (!booked.askedSen.includes(amount)) return 'transaction_amount differs from the amount recorded for its order_number (and from any asked for it before)'
   // Which credential set signed it, when the receiver knows (several `credentials`); names alone prove nothing.
   const signer = result.credential?.uid
   if (signer !== undefined && signer !== booked.uid) return 'the result was signed by another credential set than the one its order_number was created with'

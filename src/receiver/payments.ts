@@ -5,7 +5,7 @@
 import type { Logger } from '../core/logger.js'
 import type { MatchedCredential } from '../core/result/credentials.js'
 import type { CredentialSet } from '../core/result/credentials.js'
-import type { BookedPayment, CreatedPayment, OpenQuery, OpenSummary, PaymentBook } from '../contract/payment-book.js'
+import type { BookedPayment, CreatedPayment, OpenQuery, OpenSummary, PaymentBook, RecordOutcome } from '../contract/payment-book.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { type TimelineEntry, type TimelineQuery, timelineKey } from '../contract/timeline.js'
 import { createdEntry } from './book-check.js'
@@ -21,9 +21,9 @@ import type { TimelineRecorder } from './timeline.js'
 export interface ReceiverPayments {
   /**
    * Records a payment created elsewhere (the client does this itself when given `book: receiver`): one store
-   * write; false when the order_number was recorded before (the first record is kept).
+   * write. An order_number recorded before shows this creation, its amount added to those asked (RecordOutcome).
    */
-  record(payment: CreatedPayment): Promise<boolean>
+  record(payment: CreatedPayment): Promise<RecordOutcome>
   /** Open payments (no final result yet, or a B2B1 pending approval), oldest first; 100 unless `limit` says. */
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** The payment recorded under an order_number, open or closed, or undefined. */

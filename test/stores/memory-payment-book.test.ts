@@ -16,17 +16,17 @@ describe('memory payment book: maxEntries', () => {
   it('at the cap, forgets the payment closed longest ago first, then the open one recorded first', async () => {
     const store = memoryStore({ maxEntries: 3 })
     const book = store.paymentBook!()
-    for (const order of ['A', 'B', 'C']) expect(await book.record(payment(order))).toBe(true)
+    for (const order of ['A', 'B', 'C']) expect(await book.record(payment(order))).toBe('created')
     // Closed in the order C, A: C goes first, though A was recorded before it.
     await book.settle('C', 'succeeded', 'EX-C')
     await book.settle('A', 'failed', 'EX-A')
-    expect(await book.record(payment('D'))).toBe(true)
+    expect(await book.record(payment('D'))).toBe('created')
     expect(await book.find('C')).toBeUndefined()
     expect(await book.find('A')).toMatchObject({ status: 'failed' })
-    expect(await book.record(payment('E'))).toBe(true)
+    expect(await book.record(payment('E'))).toBe('created')
     expect(await book.find('A')).toBeUndefined()
     // Only open ones left (B, D, E): the one recorded first goes.
-    expect(await book.record(payment('F'))).toBe(true)
+    expect(await book.record(payment('F'))).toBe('created')
     expect(await book.find('B')).toBeUndefined()
     expect((await book.listOpen()).map((booked) => booked.orderNumber)).toEqual(['D', 'E', 'F'])
     expect(await book.summary()).toMatchObject({ open: 3 })

@@ -40,6 +40,7 @@ export function paymentBookContract(subject: BookUnderTest): void {
     const created = (overrides: Partial<CreatedPayment> = {}) => createdPayment({ createdAt: new Date(t0), ...overrides })
     const asRecorded = (payment: CreatedPayment): BookedPayment => ({
       ...payment,
+      askedSen: [payment.amountSen],
       status: 'open',
       state: null,
       lookups: 0,
@@ -48,18 +49,42 @@ export function paymentBookContract(subject: BookUnderTest): void {
     })
     const orders = (list: BookedPayment[]) => list.map((payment) => payment.orderNumber)
     async function recordAll(book: PaymentBook, payments: CreatedPayment[]): Promise<void> {
-      for (const payment of payments) expect(await book.record(payment)).toBe(true)
+      for (const payment of payments) expect(await book.record(payment)).toBe('created')
     }
 
     describe('record and find', () => {
-      it('records a payment once: a second record of the order keeps the first and answers false', async () => {
-        const { book } = await open()
+      it('records a payment again as its latest creation, every amount asked kept, status and lookups kept', async () => {
+        const { book, lock } = await open()
         const first = created({ kind: 'payment', exchangeNumber: 'EX-CREATED', amountSen: 2_100_000_000_00 })
-        expect(await book.record(first)).toBe(true)
+        expect(await book.record(first)).toBe('created')
         expect(await book.find(first.orderNumber)).toEqual(asRecorded(first))
-        const again = created({ orderNumber: first.orderNumber, amountSen: 1, kind: 'session', createdAt: new Date(), attached: {} })
-        expect(await book.record(again)).toBe(false)
-        expect(await book.find(first.orderNumber)).toEqual(asRecorded(first))
+        const { token } = (await lock.acquire('sweeper', MINUTE))!
+        const looked = new Date(t0 + MINUTE)
+        expect(await book.noteLookup(first.orderNumber, { at: looked, nextLookupAt: looked }, token)).toBe(true)
+        // A form for the same order: no exchange_number of its own, so the one held stays.
+        const again = created({ orderNumber: first.orderNumber, amountSen: 1, kind: 'form', createdAt: new Date(t0 + 2 * MINUTE), attached: {} })
+        expect(await book.record(again)).toBe('added')
+        const both = { ...asRecorded(again), exchangeNumber: 'EX-CREATED', askedSen: [first.amountSen, 1], lookups: 1, lastLookupAt: looked, nextLookupAt: looked }
+        expect(await book.find(first.orderNumber)).toEqual(both)
+        expect(await book.listOpen()).toEqual([both])
+        expect(await book.summary()).toEqual({ open: 1, oldestCreatedAt: again.createdAt })
+        // The first amount asked again: moved last, nothing added.
+        const third = created({ orderNumber: first.orderNumber, amountSen: first.amountSen, kind: 'session', createdAt: new Date(t0 + 3 * MINUTE), exchangeNumber: 'EX-3' })
+        expect(await book.record(third)).toBe('known')
+        expect(await book.find(first.orderNumber)).toEqual({ ...asRecorded(third), askedSen: [1, first.amountSen], lookups: 1, lastLookupAt: looked, nextLookupAt: looked })
+      })
+
+      it('keeps the last 10 amounts asked, and takes another amount for a closed payment without reopening it', async () => {
+        const { book } = await open()
+        const first = created({ amountSen: 100 })
+        await recordAll(book, [first])
+        for (let amount = 200; amount <= 1_200; amount += 100) await book.record({ ...first, amountSen: amount })
+        expect((await book.find(first.orderNumber))?.askedSen).toEqual([300, 400, 500, 600, 700, 800, 900, 1_000, 1_100, 1_200])
+        expect(await book.settle(first.orderNumber, 'succeeded', 'EX-1')).toBe(true)
+        expect(await book.record({ ...first, amountSen: 5 })).toBe('added')
+        expect(await book.find(first.orderNumber)).toMatchObject({ status: 'succeeded', amountSen: 5, exchangeNumber: 'EX-1', nextLookupAt: null })
+        expect((await book.find(first.orderNumber))?.askedSen).toEqual([400, 500, 600, 700, 800, 900, 1_000, 1_100, 1_200, 5])
+        expect(await book.listOpen()).toEqual([])
       })
 
       it('finds nothing for an order it never recorded', async () => {
@@ -74,17 +99,19 @@ export function paymentBookContract(subject: BookUnderTest): void {
         expect((await book.find(bare.orderNumber))?.attached).toEqual({})
       })
 
-      it('records exactly one of many concurrent records of one order, from several connections', async () => {
+      it('creates one record of many concurrent records of one order, from several connections, and loses no amount', async () => {
         const { space, book } = await open()
         // The tables made first: the race under test is this one, not the schema's.
         await book.summary()
         const connections = await Promise.all([0, 1, 2, 3].map(() => open(space)))
         const orderNumber = `ORD-${randomUUID()}`
-        const attempts = Array.from({ length: 20 }, (_, i) => created({ orderNumber, amountSen: 100 + i }))
+        const attempts = Array.from({ length: 8 }, (_, i) => created({ orderNumber, amountSen: 100 + i }))
         const answers = await Promise.all(attempts.map((payment, i) => connections[i % connections.length]!.book.record(payment)))
-        expect(answers.filter(Boolean)).toHaveLength(1)
-        const winner = attempts[answers.indexOf(true)]!
-        for (const { book } of connections) expect(await book.find(orderNumber)).toEqual(asRecorded(winner))
+        expect(answers.filter((answer) => answer === 'created')).toHaveLength(1)
+        const booked = await book.find(orderNumber)
+        expect([...(booked?.askedSen ?? [])].sort()).toEqual(attempts.map((payment) => payment.amountSen))
+        expect(booked?.askedSen.at(-1)).toBe(booked?.amountSen)
+        for (const { book } of connections) expect(await book.find(orderNumber)).toEqual(booked)
       })
     })
 
@@ -291,7 +318,7 @@ export function paymentBookContract(subject: BookUnderTest): void {
         expect(await book.summary()).toEqual({ open: 2, oldestCreatedAt: open1.createdAt })
         // A forgotten order is recorded afresh.
         const again = created({ orderNumber: paid.orderNumber, amountSen: 5 })
-        expect(await book.record(again)).toBe(true)
+        expect(await book.record(again)).toBe('created')
         expect(await book.find(paid.orderNumber)).toEqual(asRecorded(again))
       })
     })

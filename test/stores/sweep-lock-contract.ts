@@ -36,7 +36,7 @@ export function sweepLockContract(open: OpenSpace): void {
     it('lets an expired lease be taken over with a bigger token, and fences the old holder out', async () => {
       const { book, lock } = await open()
       const payment = createdPayment()
-      expect(await book.record(payment)).toBe(true)
+      expect(await book.record(payment)).toBe('created')
       const old = (await lock.acquire('a', 100))!
       expect(await book.noteLookup(payment.orderNumber, { at: new Date(t0 + MINUTE), nextLookupAt: new Date(t0 + 2 * MINUTE) }, old.token)).toBe(true)
       await sleep(250)
@@ -57,7 +57,7 @@ export function sweepLockContract(open: OpenSpace): void {
     it('fences a holder out as soon as a newer token was handed out, even after the newer one released', async () => {
       const { book, lock } = await open()
       const payment = createdPayment()
-      expect(await book.record(payment)).toBe(true)
+      expect(await book.record(payment)).toBe('created')
       const old = (await lock.acquire('a', MINUTE))!
       await lock.release('a', old.token)
       const next = (await lock.acquire('b', MINUTE))!

@@ -1,5 +1,6 @@
 import { STATE_RANK, type PaymentState } from '../../core/payment.js'
 import {
+  askedAgain,
   type BookedPayment,
   type CreatedPayment,
   type LookupNote,
@@ -7,6 +8,7 @@ import {
   openQuery,
   type OpenSummary,
   type PaymentBook,
+  type RecordOutcome,
   type SweepLock,
 } from '../../contract/payment-book.js'
 import { offerLocalBook } from '../../contract/local-book.js'
@@ -39,13 +41,27 @@ export class MemoryPaymentBook implements PaymentBook {
     offerLocalBook(this, { find: (orderNumber) => this.held(orderNumber, Date.now()), settle: (...args) => this.settleNow(...args) })
   }
 
-  async record(payment: CreatedPayment): Promise<boolean> {
+  async record(payment: CreatedPayment): Promise<RecordOutcome> {
     const now = Date.now()
     this.forgetExpired(now)
-    if (this.held(payment.orderNumber, now) !== undefined) return false
-    if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
-    this.open.set(payment.orderNumber, { ...payment, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
-    return true
+    const held = this.held(payment.orderNumber, now)
+    if (held === undefined) {
+      if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
+      const asked = [payment.amountSen]
+      this.open.set(payment.orderNumber, { ...payment, askedSen: asked, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
+      return 'created'
+    }
+    const again: BookedPayment = {
+      ...held,
+      ...payment,
+      exchangeNumber: payment.exchangeNumber ?? held.exchangeNumber,
+      askedSen: askedAgain(held.askedSen, payment.amountSen),
+    }
+    // In place: a closed one keeps its place among the closed (retention runs from its close).
+    const closed = this.closed.get(payment.orderNumber)
+    if (closed !== undefined) this.closed.set(payment.orderNumber, { ...closed, booked: again })
+    else this.open.set(payment.orderNumber, again)
+    return held.askedSen.includes(payment.amountSen) ? 'known' : 'added'
   }
 
   async find(orderNumber: string): Promise<BookedPayment | undefined> {

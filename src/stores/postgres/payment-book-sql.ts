@@ -2,7 +2,8 @@
  * The tables of the PostgreSQL store's payment book, next to the claims table:
  *
  * `<table>_book`, one row per order_number recorded at creation:
- *   amount_sen … attached   the payment as it was asked (attached as json: kept as given, key order included);
+ *   amount_sen … attached   the payment as it was last asked (attached as json: kept as given, key order included);
+ *   asked_sen               every amount asked for the order, oldest first, the latest last (at most 10);
  *   status, state           open until a final result (or the sweeper's abandon) closes it; the latest state handled;
  *   lookups, *_lookup_at    the sweeper's lookups so far, the last one, when the next is due (null once closed);
  *   expires_at              null while open; once closed, when the row is forgotten (retention after the close).
@@ -50,6 +51,7 @@ export function bookSchemaStatements(t: BookTable): string[] {
     `CREATE TABLE IF NOT EXISTS ${t.sql} (
   order_number text COLLATE "C" PRIMARY KEY,
   amount_sen bigint NOT NULL,
+  asked_sen bigint[] NOT NULL,
   uid text NOT NULL,
   kind text NOT NULL CHECK (kind IN ('form', 'payment', 'session')),
   created_at timestamptz NOT NULL,
@@ -78,12 +80,17 @@ const ms = (param: string) => `${param}::float8 * interval '1 millisecond'`
 const at = (param: string) => `to_timestamp(${param}::float8 / 1000)`
 const LIVE = `(b.expires_at IS NULL OR b.expires_at > now())`
 const rank = (state: string) => `array_position(ARRAY[${STATE_LIST_SQL}], ${state})`
-const COLUMNS = `b.order_number, b.amount_sen, b.uid, b.kind, b.created_at, b.exchange_number, b.attached, b.status, b.state,
+const COLUMNS = `b.order_number, b.amount_sen, b.asked_sen, b.uid, b.kind, b.created_at, b.exchange_number, b.attached, b.status, b.state,
   b.lookups, b.last_lookup_at, b.next_lookup_at`
 const SWEEP = `'sweep'`
+/** The amounts asked, $2 moved (or added) last; the record keeps the last $8 of them. */
+const ASKED = `array_remove(b.asked_sen, $2::bigint) || $2::bigint`
 
 export interface BookStatements {
-  /** $1 order_number, $2 amountSen, $3 uid, $4 kind, $5 createdAt (ms), $6 exchange_number, $7 attached (JSON). */
+  /**
+   * $1 order_number, $2 amountSen, $3 uid, $4 kind, $5 createdAt (ms), $6 exchange_number, $7 attached (JSON), $8 the
+   * most amounts kept. Answers { outcome }: created, known or added (RecordOutcome).
+   */
   record: string
   /** $1 order_number. */
   find: string
@@ -112,15 +119,28 @@ export function bookStatements(t: BookTable): BookStatements {
   const list = (due: string, limit: string) => `SELECT ${COLUMNS} FROM ${t.sql} AS b WHERE b.status = 'open'${due}
 ORDER BY b.created_at, b.order_number LIMIT ${limit}::int`
   return {
-    // Create-once in one statement: a row past retention (closed, not pruned yet) is forgotten, so taken afresh.
-    record: `INSERT INTO ${t.sql} AS b (order_number, amount_sen, uid, kind, created_at, exchange_number, attached, next_lookup_at)
-VALUES ($1::text, $2::bigint, $3::text, $4::text, ${at('$5')}, $6::text, $7::json, ${at('$5')})
+    // One statement. A row past retention (closed, not pruned yet) is forgotten, so taken afresh; a live one shows
+    // the latest creation, its amount moved last among those asked, status, state and lookups kept. `prior` reads the
+    // row as the statement began, only to tell known from added: a record racing in between can at worst say the
+    // other of the two (a log line's level), never lose an amount (the update reads the row it locked).
+    record: `WITH prior AS (SELECT b.asked_sen, ${LIVE} AS live FROM ${t.sql} AS b WHERE b.order_number = $1::text),
+written AS (
+INSERT INTO ${t.sql} AS b (order_number, amount_sen, asked_sen, uid, kind, created_at, exchange_number, attached, next_lookup_at)
+VALUES ($1::text, $2::bigint, ARRAY[$2::bigint], $3::text, $4::text, ${at('$5')}, $6::text, $7::json, ${at('$5')})
 ON CONFLICT (order_number) DO UPDATE SET
   amount_sen = excluded.amount_sen, uid = excluded.uid, kind = excluded.kind, created_at = excluded.created_at,
-  exchange_number = excluded.exchange_number, attached = excluded.attached, status = 'open', state = NULL, lookups = 0,
-  last_lookup_at = NULL, next_lookup_at = excluded.next_lookup_at, expires_at = NULL
-WHERE NOT ${LIVE}
-RETURNING 1 AS recorded`,
+  attached = excluded.attached,
+  asked_sen = CASE WHEN ${LIVE} THEN (${ASKED})[greatest(1, cardinality(${ASKED}) + 1 - $8::int):] ELSE excluded.asked_sen END,
+  exchange_number = CASE WHEN ${LIVE} THEN coalesce(excluded.exchange_number, b.exchange_number) ELSE excluded.exchange_number END,
+  status = CASE WHEN ${LIVE} THEN b.status ELSE 'open' END,
+  state = CASE WHEN ${LIVE} THEN b.state END,
+  lookups = CASE WHEN ${LIVE} THEN b.lookups ELSE 0 END,
+  last_lookup_at = CASE WHEN ${LIVE} THEN b.last_lookup_at END,
+  next_lookup_at = CASE WHEN ${LIVE} THEN b.next_lookup_at ELSE excluded.next_lookup_at END,
+  expires_at = CASE WHEN ${LIVE} THEN b.expires_at END
+RETURNING b.xmax = 0 AS inserted)
+SELECT CASE WHEN w.inserted OR p.live = false THEN 'created' WHEN $2::bigint = ANY(p.asked_sen) THEN 'known' ELSE 'added' END AS outcome
+FROM written AS w LEFT JOIN prior AS p ON true`,
 
     find: `SELECT ${COLUMNS} FROM ${t.sql} AS b WHERE b.order_number = $1::text AND ${LIVE}`,
 

@@ -9,7 +9,9 @@ import {
   type BookedPayment,
   type BookStatus,
   type CreationKind,
+  MAX_ASKED_AMOUNTS,
   openQuery,
+  type RecordOutcome,
   type PaymentBook,
   type SweepLock,
 } from '../../contract/payment-book.js'
@@ -35,6 +37,7 @@ export interface PostgresPaymentBook {
 interface Row {
   order_number: string
   amount_sen: string | number | bigint
+  asked_sen: readonly (string | number | bigint)[]
   uid: string
   kind: CreationKind
   created_at: Date | string
@@ -53,6 +56,7 @@ function booked(row: Row): BookedPayment {
   return {
     orderNumber: row.order_number,
     amountSen: Number(row.amount_sen),
+    askedSen: row.asked_sen.map(Number),
     uid: row.uid,
     kind: row.kind,
     createdAt: new Date(row.created_at),
@@ -85,8 +89,10 @@ export function postgresPaymentBook(options: PostgresPaymentBookOptions): Postgr
         payment.createdAt.getTime(),
         payment.exchangeNumber,
         JSON.stringify(payment.attached),
+        MAX_ASKED_AMOUNTS,
       ]
-      return (await run(sql.record, params)).length > 0
+      const [row] = (await run(sql.record, params)) as { outcome: RecordOutcome }[]
+      return row?.outcome ?? 'created'
     },
 
     async find(orderNumber) {

@@ -1,8 +1,9 @@
 /**
  * The Redis store's payment book and sweep lock. Every key shares the `{book}` hash tag, so that the scripts,
  * which touch a payment with the indexes and the fence together, also run on Redis Cluster:
- *   <prefix>{book}:payment:<order_number>  hash: created (JSON of what was asked, never touched by the scripts),
- *                                          createdAt, status, state, exchange, lookups, last, next (ms or '')
+ *   <prefix>{book}:payment:<order_number>  hash: created (JSON of the latest creation, never read by the scripts),
+ *                                          asked (the amounts asked, comma-separated, oldest first), createdAt,
+ *                                          status, state, exchange, lookups, last, next (ms or '')
  *   <prefix>{book}:open     sorted set of the open payments by creation time: listOpen's order, summary's counts
  *   <prefix>{book}:due      sorted set of the open payments by when their next lookup is due
  *   <prefix>{book}:fence    the newest fencing token handed out (INCR; never expires, so tokens only grow)
@@ -23,19 +24,34 @@ import type {
   PaymentBook,
   SweepLock,
 } from '../../contract/payment-book.js'
-import { openQuery } from '../../contract/payment-book.js'
+import { MAX_ASKED_AMOUNTS, openQuery, type RecordOutcome } from '../../contract/payment-book.js'
 import { luaScript, type RawCommand, replyText } from './client.js'
 import { luaTable } from './lua-table.js'
 
-// KEYS payment, open, due. ARGV order_number, created JSON, createdAt, exchange ('' when none).
-// Create-once in one command: a second record finds the hash and changes nothing.
+// KEYS payment, open, due. ARGV order_number, created JSON, createdAt, exchange ('' when none), amountSen, the
+// most amounts kept. Returns 1 created, 2 held with this amount asked before, 3 held and the amount added. Held: the
+// latest creation shown, its amount moved last among those asked; status, state, lookups and expiry stay.
 const RECORD = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-redis.call('HSET', KEYS[1], 'created', ARGV[2], 'createdAt', ARGV[3], 'status', 'open', 'state', '', 'exchange', ARGV[4],
-  'lookups', 0, 'last', '', 'next', ARGV[3])
-redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
-redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
-return 1`
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('HSET', KEYS[1], 'created', ARGV[2], 'asked', ARGV[5], 'createdAt', ARGV[3], 'status', 'open', 'state', '',
+    'exchange', ARGV[4], 'lookups', 0, 'last', '', 'next', ARGV[3])
+  redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1])
+  redis.call('ZADD', KEYS[3], ARGV[3], ARGV[1])
+  return 1
+end
+local found = redis.call('HMGET', KEYS[1], 'asked', 'status')
+local asked, known = {}, false
+for amount in string.gmatch(found[1] or '', '[^,]+') do
+  if amount == ARGV[5] then known = true else asked[#asked + 1] = amount end
+end
+asked[#asked + 1] = ARGV[5]
+local keep = tonumber(ARGV[6])
+if #asked > keep then asked = { unpack(asked, #asked - keep + 1) } end
+redis.call('HSET', KEYS[1], 'created', ARGV[2], 'asked', table.concat(asked, ','), 'createdAt', ARGV[3])
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[1], 'exchange', ARGV[4]) end
+if found[2] == 'open' then redis.call('ZADD', KEYS[2], ARGV[3], ARGV[1]) end
+if known then return 2 end
+return 3`
 
 // KEYS payment, open, due. ARGV order_number, state, exchange, now, retentionMs. RANK is core's STATE_RANK.
 const SETTLE = `
@@ -148,7 +164,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
 return 1`
 
-const FIELDS = ['created', 'createdAt', 'status', 'state', 'exchange', 'lookups', 'last', 'next'] as const
+const FIELDS = ['created', 'asked', 'createdAt', 'status', 'state', 'exchange', 'lookups', 'last', 'next'] as const
 
 /** What the created field holds: the payment as asked, but the parts the scripts keep in fields of their own. */
 interface Asked {
@@ -161,12 +177,13 @@ interface Asked {
 const dateOf = (ms: string | null) => (ms === null || ms === '' ? null : new Date(Number(ms)))
 
 function booked(orderNumber: string, values: readonly (string | null)[]): BookedPayment | undefined {
-  const [created, createdAt, status, state, exchange, lookups, last, next] = values
+  const [created, askedSen, createdAt, status, state, exchange, lookups, last, next] = values
   if (created === null || created === undefined) return undefined
   const asked = JSON.parse(created) as Asked
   return {
     orderNumber,
     amountSen: asked.amountSen,
+    askedSen: (askedSen ?? String(asked.amountSen)).split(',').map(Number),
     uid: asked.uid,
     kind: asked.kind,
     createdAt: new Date(Number(createdAt)),
@@ -179,6 +196,8 @@ function booked(orderNumber: string, values: readonly (string | null)[]): Booked
     nextLookupAt: dateOf(next ?? null),
   }
 }
+
+const RECORDED: Record<number, RecordOutcome> = { 1: 'created', 2: 'known', 3: 'added' }
 
 const texts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
 
@@ -208,8 +227,15 @@ export function redisPaymentBook(send: RawCommand, prefix: string, retentionMs: 
     async record(payment: CreatedPayment) {
       const asked: Asked = { amountSen: payment.amountSen, uid: payment.uid, kind: payment.kind, attached: payment.attached }
       const keys = [paymentKey(payment.orderNumber), open, due]
-      const args = [payment.orderNumber, JSON.stringify(asked), String(payment.createdAt.getTime()), payment.exchangeNumber ?? '']
-      return Number(await scripts.record(keys, args)) === 1
+      const args = [
+        payment.orderNumber,
+        JSON.stringify(asked),
+        String(payment.createdAt.getTime()),
+        payment.exchangeNumber ?? '',
+        String(payment.amountSen),
+        String(MAX_ASKED_AMOUNTS),
+      ]
+      return RECORDED[Number(await scripts.record(keys, args))] ?? 'created'
     },
 
     find,
