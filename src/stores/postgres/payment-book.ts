@@ -8,6 +8,7 @@ import {
   type AttachedData,
   type BookedPayment,
   type BookStatus,
+  checkedUid,
   type CreationKind,
   MAX_ASKED_AMOUNTS,
   openQuery,
@@ -84,7 +85,7 @@ export function postgresPaymentBook(options: PostgresPaymentBookOptions): Postgr
       const params = [
         payment.orderNumber,
         payment.amountSen,
-        payment.uid,
+        checkedUid(payment.uid),
         payment.kind,
         payment.createdAt.getTime(),
         payment.exchangeNumber,
@@ -95,21 +96,22 @@ export function postgresPaymentBook(options: PostgresPaymentBookOptions): Postgr
       return row?.outcome ?? 'created'
     },
 
-    async find(orderNumber) {
-      const [row] = (await run(sql.find, [orderNumber])) as Row[]
+    async find(orderNumber, options) {
+      const uid = options?.uid
+      const [row] = (await (uid === undefined ? run(sql.findAny, [orderNumber]) : run(sql.find, [orderNumber, uid]))) as Row[]
       return row === undefined ? undefined : booked(row)
     },
 
-    async settle(orderNumber, state, exchangeNumber) {
-      if ((await run(sql.settle, [orderNumber, state, exchangeNumber, Date.now(), retentionMs])).length > 0) return true
-      const [row] = (await run(sql.stateOf, [orderNumber])) as { state: PaymentState | null }[]
+    async settle({ orderNumber, uid }, state, exchangeNumber) {
+      if ((await run(sql.settle, [orderNumber, state, exchangeNumber, Date.now(), retentionMs, uid])).length > 0) return true
+      const [row] = (await run(sql.stateOf, [orderNumber, uid])) as { state: PaymentState | null }[]
       return row?.state === state
     },
 
-    async noteLookup(orderNumber, note, token) {
+    async noteLookup({ orderNumber, uid }, note, token) {
       const abandoned = note.abandoned === true
       const next = abandoned || note.nextLookupAt === null ? null : note.nextLookupAt.getTime()
-      return (await run(sql.noteLookup, [orderNumber, token, note.at.getTime(), next, abandoned, retentionMs])).length > 0
+      return (await run(sql.noteLookup, [orderNumber, token, note.at.getTime(), next, abandoned, retentionMs, uid])).length > 0
     },
 
     async listOpen(request) {
