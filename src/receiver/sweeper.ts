@@ -287,7 +287,7 @@ export class Sweeper {
     counted('open')
   }
 
-  /** Still open: the next lookup after a backoff, fenced by the lock's token. */
+  /** Still open: the next lookup after a backoff, fenced by the lock's token; its timeline entry once the book took it. */
   private async noteOpen(
     payment: BookedPayment,
     at: Date,
@@ -298,8 +298,10 @@ export class Sweeper {
     exchangeNumber: string | null = payment.exchangeNumber,
   ): Promise<void> {
     const next = new Date(at.getTime() + backoffDelay(payment.lookups + 1, this.parts.settings.backoff))
-    await this.parts.book.noteLookup(payment, { at, nextLookupAt: next }, token)
-    this.note(payment, at, 'lookup', state, exchangeNumber, code, `${message}; next lookup at ${next.toISOString()}`)
+    // Refused (a newer sweeper holds the lock, or the payment closed meanwhile): no next lookup was set, so the
+    // timeline must not say one was.
+    if (await this.parts.book.noteLookup(payment, { at, nextLookupAt: next }, token))
+      this.note(payment, at, 'lookup', state, exchangeNumber, code, `${message}; next lookup at ${next.toISOString()}`)
   }
 
   private note(payment: BookedPayment, at: Date, event: 'lookup' | 'abandoned', state: PaymentState | null, exchangeNumber: string | null, code: string | null, message: string): void {
