@@ -125,14 +125,14 @@ describe.each(BOOK_STORES)('the sweep lock ($name store)', ({ make }) => {
 
   it('writes no lookup entry when the book did not take the lookup: the payment closed while it was looked up', async () => {
     const book = opened.store.paymentBook!()
-    let closing: (() => Promise<unknown>) | undefined
+    const race: { closing?: () => Promise<unknown> } = {}
     // The payment settles (a delivery handled meanwhile) just as the status API is asked about it.
     const racing = createClient({
       environment: { baseUrl: emulator.baseUrl },
       ...DEMO,
       logger: false,
       fetch: async (input, init) => {
-        if (String(input).includes('search_reference=order_number')) await closing?.()
+        if (String(input).includes('search_reference=order_number')) await race.closing?.()
         return fetch(input, init)
       },
     })
@@ -140,7 +140,7 @@ describe.each(BOOK_STORES)('the sweep lock ($name store)', ({ make }) => {
     const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
     const input = paymentInput({ callback_url: capture.url })
     await client.createPayment(input)
-    closing = () => book.settle({ orderNumber: input.order_number, uid: DEMO.uid }, 'failed', 'EX-ELSEWHERE')
+    race.closing = () => book.settle({ orderNumber: input.order_number, uid: DEMO.uid }, 'failed', 'EX-ELSEWHERE')
     await pause(5)
     // Created, never paid: the API shows no bank answer, so the sweeper would note a lookup and a backoff.
     expect(await receiver.sweep()).toMatchObject({ lookups: 1 })
