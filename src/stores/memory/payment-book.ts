@@ -39,8 +39,11 @@ interface Closed {
 export class MemoryPaymentBook implements PaymentBook {
   private readonly open = new Map<string, BookedPayment>()
   private readonly closed = new Map<string, Closed>()
-  /** The uids that recorded each order_number (nearly always one), for a find without uid. */
-  private readonly uids = new Map<string, string[]>()
+  /**
+   * Each order_number's payments, by uid (nearly always one), to their keys in open and closed: a find without
+   * uid reads them, and a find or settle by uid takes the key made once (no string built per delivery).
+   */
+  private readonly keys = new Map<string, Map<string, string>>()
 
   constructor(
     private readonly retentionMs: number,
@@ -54,14 +57,16 @@ export class MemoryPaymentBook implements PaymentBook {
   async record(payment: CreatedPayment): Promise<RecordOutcome> {
     const now = Date.now()
     this.forgetExpired(now)
-    const key = keyOf({ orderNumber: payment.orderNumber, uid: checkedUid(payment.uid) })
-    const held = this.held(key, now)
-    if (held === undefined) {
+    checkedUid(payment.uid)
+    const known = this.keyFor(payment)
+    const held = known === undefined ? undefined : this.held(known, now)
+    if (known === undefined || held === undefined) {
       if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
       const asked = [payment.amountSen]
-      const uids = this.uids.get(payment.orderNumber)
-      if (uids === undefined) this.uids.set(payment.orderNumber, [payment.uid])
-      else if (!uids.includes(payment.uid)) uids.push(payment.uid)
+      const key = known ?? keyOf(payment)
+      const uids = this.keys.get(payment.orderNumber)
+      if (uids === undefined) this.keys.set(payment.orderNumber, new Map([[payment.uid, key]]))
+      else uids.set(payment.uid, key)
       this.open.set(key, { ...payment, askedSen: asked, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
       return 'created'
     }
@@ -72,9 +77,9 @@ export class MemoryPaymentBook implements PaymentBook {
       askedSen: askedAgain(held.askedSen, payment.amountSen),
     }
     // In place: a closed one keeps its place among the closed (retention runs from its close).
-    const closed = this.closed.get(key)
-    if (closed !== undefined) this.closed.set(key, { ...closed, booked: again })
-    else this.open.set(key, again)
+    const closed = this.closed.get(known)
+    if (closed !== undefined) this.closed.set(known, { ...closed, booked: again })
+    else this.open.set(known, again)
     return held.askedSen.includes(payment.amountSen) ? 'known' : 'added'
   }
 
@@ -84,13 +89,16 @@ export class MemoryPaymentBook implements PaymentBook {
 
   /** By uid, or the most recently created of the order_number's payments (the only one, for one merchant). */
   private findNow(orderNumber: string, uid: string | undefined): BookedPayment | undefined {
-    const now = Date.now()
-    if (uid !== undefined) return this.held(keyOf({ orderNumber, uid }), now)
-    const uids = this.uids.get(orderNumber)
+    const uids = this.keys.get(orderNumber)
     if (uids === undefined) return undefined
+    const now = Date.now()
+    if (uid !== undefined) {
+      const key = uids.get(uid)
+      return key === undefined ? undefined : this.held(key, now)
+    }
     let latest: BookedPayment | undefined
-    for (const one of uids) {
-      const booked = this.held(keyOf({ orderNumber, uid: one }), now)
+    for (const key of uids.values()) {
+      const booked = this.held(key, now)
       if (booked !== undefined && (latest === undefined || booked.createdAt > latest.createdAt)) latest = booked
     }
     return latest
@@ -102,9 +110,9 @@ export class MemoryPaymentBook implements PaymentBook {
 
   private settleNow(payment: PaymentRef, state: PaymentState, exchangeNumber: string): boolean {
     const now = Date.now()
-    const key = keyOf(payment)
-    const booked = this.held(key, now)
-    if (booked === undefined) return false
+    const key = this.keyFor(payment)
+    const booked = key === undefined ? undefined : this.held(key, now)
+    if (key === undefined || booked === undefined) return false
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
     const settled = { ...booked, exchangeNumber: booked.exchangeNumber ?? exchangeNumber, state }
     if (state !== 'pending') this.close(key, { ...settled, status: state, nextLookupAt: null }, now)
@@ -115,9 +123,9 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   async noteLookup(payment: PaymentRef, note: LookupNote, token: number): Promise<boolean> {
-    const key = keyOf(payment)
-    const booked = this.open.get(key)
-    if (booked === undefined || token < this.lock.newestToken) return false
+    const key = this.keyFor(payment)
+    const booked = key === undefined ? undefined : this.open.get(key)
+    if (key === undefined || booked === undefined || token < this.lock.newestToken) return false
     const looked = { ...booked, lookups: booked.lookups + 1, lastLookupAt: note.at }
     if (note.abandoned === true) this.close(key, { ...looked, status: 'abandoned', nextLookupAt: null }, Date.now())
     else this.open.set(key, { ...looked, nextLookupAt: note.nextLookupAt })
@@ -167,9 +175,13 @@ export class MemoryPaymentBook implements PaymentBook {
   private forget(key: string, booked: BookedPayment): void {
     this.open.delete(key)
     this.closed.delete(key)
-    const uids = this.uids.get(booked.orderNumber)?.filter((uid) => uid !== booked.uid) ?? []
-    if (uids.length === 0) this.uids.delete(booked.orderNumber)
-    else this.uids.set(booked.orderNumber, uids)
+    const uids = this.keys.get(booked.orderNumber)
+    uids?.delete(booked.uid)
+    if (uids?.size === 0) this.keys.delete(booked.orderNumber)
+  }
+
+  private keyFor(payment: PaymentRef): string | undefined {
+    return this.keys.get(payment.orderNumber)?.get(payment.uid)
   }
 
   /**
