@@ -79,19 +79,21 @@ CREATE INDEX IF NOT EXISTS "fpx_collect_tl_ord_idx" ON "fpx_collect_timeline" (o
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_tl_exp_idx" ON "fpx_collect_timeline" (expires_at);
 
--- The payment book (payments known from creation, issue 26's sweeper): one row per order_number the merchant's
--- client recorded when it created the payment. Open rows stay until a final result or the sweeper's abandon closes
+-- The payment book (payments known from creation, issue 26's sweeper): one row per order_number and credential set
+-- (uid) the merchant's client recorded when it created the payment. Open rows stay until a final result or the sweeper's abandon closes
 -- them; closed rows are pruned with the tables above after the retention. Replace fpx_collect here too.
 --
---   amount_sen … attached   the payment as asked (attached: what the merchant attached, as given)
+--   amount_sen … attached   the payment as last asked (attached: what the merchant attached, as given)
+--   asked_sen               every amount asked for the order, oldest first, the latest last (at most 10)
 --   status                  open, succeeded, failed or abandoned; state, the latest payment state handled
 --   lookups, *_lookup_at    the sweeper's status lookups so far, the last one, when the next is due
 --   expires_at              null while open; once closed, when the row may be pruned
 
 CREATE TABLE IF NOT EXISTS "fpx_collect_book" (
-  order_number text COLLATE "C" PRIMARY KEY,
+  order_number text COLLATE "C" NOT NULL,
   amount_sen bigint NOT NULL,
-  uid text NOT NULL,
+  asked_sen bigint[] NOT NULL,
+  uid text COLLATE "C" NOT NULL,
   kind text NOT NULL CHECK (kind IN ('form', 'payment', 'session')),
   created_at timestamptz NOT NULL,
   exchange_number text,
@@ -101,10 +103,11 @@ CREATE TABLE IF NOT EXISTS "fpx_collect_book" (
   lookups integer NOT NULL DEFAULT 0,
   last_lookup_at timestamptz,
   next_lookup_at timestamptz,
-  expires_at timestamptz
+  expires_at timestamptz,
+  PRIMARY KEY (order_number, uid)
 );
 
-CREATE INDEX IF NOT EXISTS "fpx_collect_book_open_idx" ON "fpx_collect_book" (created_at, order_number) WHERE status = 'open';
+CREATE INDEX IF NOT EXISTS "fpx_collect_book_open_idx" ON "fpx_collect_book" (created_at, order_number, uid) WHERE status = 'open';
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_book_exp_idx" ON "fpx_collect_book" (expires_at);
 

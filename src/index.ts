@@ -56,10 +56,13 @@ export type {
   BookStatus,
   CreatedPayment as CreatedPaymentRecord,
   CreationKind,
+  FindOptions,
   LookupNote,
   OpenQuery,
   OpenSummary,
   PaymentBook,
+  PaymentRef,
+  RecordOutcome,
   SweepLock,
 } from './contract/payment-book.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'

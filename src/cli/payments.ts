@@ -16,8 +16,9 @@ Redis.
   fpx-collect payments list --open [--limit 100]
       Open payments (no final result yet, or pending approval), oldest first, with their age and last lookup,
       and how many are open in all.
-  fpx-collect payments show <order_number>
-      One payment as recorded, and its timeline (created, deliveries, lookups).
+  fpx-collect payments show <order_number> [--uid UID]
+      One payment as recorded, and its timeline (created, deliveries, lookups). When several credential sets
+      recorded the order_number (a partner's merchants), --uid says whose; without it, the one created last.
 
 Where:
   --url URL         postgres://… or redis://… (rediss://…); better: set FPX_STORE_URL, a flag is visible in ps.
@@ -86,6 +87,7 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
     open: { type: 'boolean' },
     limit: { type: 'string' },
     json: { type: 'boolean' },
+    uid: { type: 'string' },
   })
   if (helpRequested(args, io, PAYMENTS_HELP)) return EXIT.ok
   const [action, target, ...extra] = args.positionals
@@ -95,6 +97,8 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
   if (action === 'list' && !args.boolean('open')) throw new UsageError('list takes --open: the book lists the payments still open')
   if (action === 'list' && target !== undefined) throw new UsageError('list takes no order_number; use show')
   if (action === 'show' && target === undefined) throw new UsageError('show needs an order_number')
+  const uid = args.string('uid')
+  if (uid !== undefined && action !== 'show') throw new UsageError('--uid goes with show')
   const limit = limitOf(args.string('limit'))
   const url = storeUrl(args.string('url'), URL_ENV, env)
   const json = args.boolean('json')
@@ -124,9 +128,10 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
       )
       return open.length > 0 ? EXIT.ok : EXIT.negative
     }
-    const payment = await book.find(target as string)
+    const payment = await book.find(target as string, uid === undefined ? undefined : { uid })
     if (payment === undefined) {
-      print({ payment: null }, [`${target} is not in the payment book (created elsewhere, or never recorded)`])
+      const whose = uid === undefined ? '' : ` for uid ${uid}`
+      print({ payment: null }, [`${target} is not in the payment book${whose} (created elsewhere, or never recorded)`])
       return EXIT.negative
     }
     const query = { orderNumber: payment.orderNumber }

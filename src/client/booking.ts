@@ -5,11 +5,11 @@
  */
 import type { Logger } from '../core/logger.js'
 import { toSen } from '../core/payment.js'
-import type { AttachedData, CreatedPayment, CreationKind } from '../contract/payment-book.js'
+import type { AttachedData, CreatedPayment, CreationKind, RecordOutcome } from '../contract/payment-book.js'
 
 /** What the client needs of a book: `receiver.payments`, a store's `paymentBook()`, or any PaymentBook. */
 export interface PaymentRecorder {
-  record(payment: CreatedPayment): Promise<boolean>
+  record(payment: CreatedPayment): Promise<RecordOutcome>
 }
 
 /** The `book` option: the receiver (`createReceiver()`), its store, or a PaymentBook. */
@@ -76,8 +76,15 @@ export class Booking {
   async record(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData): Promise<void> {
     if (this.recorder === undefined) return
     const payment: CreatedPayment = { orderNumber, amountSen: toSen(amount), uid: this.uid, kind, createdAt: new Date(), exchangeNumber, attached }
-    const recorded = await this.recorder.record(payment)
-    if (!recorded) this.logger.info({ orderNumber, kind }, 'the payment book already held this order_number; its first record (and age) is kept')
+    const outcome = await this.recorder.record(payment)
+    // A reused order_number with another amount is easy to do by mistake (a cart total changed, a retry built anew):
+    // both amounts are accepted for its results from now on, which the merchant should know.
+    if (outcome === 'added')
+      this.logger.warn(
+        { orderNumber, kind },
+        'the payment book already held this order_number with another amount: results carrying any amount asked for it are accepted, and the record shows this creation',
+      )
+    else if (outcome === 'known') this.logger.info({ orderNumber, kind }, 'the payment book already held this order_number with this amount; the record shows this creation')
   }
 
   /**

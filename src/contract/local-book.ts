@@ -1,6 +1,6 @@
 import type { PaymentState } from '../core/payment.js'
 import { offerOwnPath, ownPath } from './own-path.js'
-import type { BookedPayment } from './payment-book.js'
+import type { BookedPayment, PaymentRef } from './payment-book.js'
 
 /**
  * The receiver reads the payment book on every new payment state (is this order one the merchant created?), and
@@ -13,8 +13,9 @@ const LOCAL_BOOK = Symbol('fpx-collect.localBook')
 const STANDS_FOR = ['find', 'settle']
 
 export interface LocalBook {
-  find(orderNumber: string): BookedPayment | undefined
-  settle(orderNumber: string, state: PaymentState, exchangeNumber: string): boolean
+  /** Without uid: the most recently created payment of the order_number (PaymentBook.find's FindOptions). */
+  find(orderNumber: string, uid: string | undefined): BookedPayment | undefined
+  settle(payment: PaymentRef, state: PaymentState, exchangeNumber: string): boolean
 }
 
 /** Gives `book` the synchronous path for as long as its find and settle are the ones it has now. */

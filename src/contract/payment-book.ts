@@ -5,9 +5,25 @@ import type { PaymentState } from '../core/payment.js'
  * against what was asked and a payment nothing was heard of is looked up instead of forgotten. Optional for a
  * store (`ReceiverStore.paymentBook`); without it, results are handled exactly as before and nothing is swept.
  *
- * Keyed by order_number, the merchant's own reference: it is known before the service assigns an
- * exchange_number (a payment form is built before the buyer reaches the service) and the status search takes it.
+ * Keyed by the credential set's API UID and order_number, the merchant's own reference: it is known before the
+ * service assigns an exchange_number (a payment form is built before the buyer reaches the service) and the status
+ * search takes it. order_number is unique per merchant only (spec: "Merchant-generated unique"), so two merchants
+ * of one receiver (a partner's, several credential sets) may each record the same one.
  */
+
+/** Which booked payment: the credential set it was created with, and its order_number. */
+export interface PaymentRef {
+  readonly uid: string
+  readonly orderNumber: string
+}
+
+export interface FindOptions {
+  /**
+   * The API UID of the credential set the payment was created with. Without it: the payment of that order_number
+   * created most recently, whichever credential set made it (the only one, for a single merchant).
+   */
+  readonly uid?: string
+}
 
 /** How the payment was started: a signed form the buyer posts, the API, or a payment session. */
 export type CreationKind = 'form' | 'payment' | 'session'
@@ -36,7 +52,23 @@ export interface CreatedPayment {
  */
 export type BookStatus = 'open' | 'succeeded' | 'failed' | 'abandoned'
 
+/** The most amounts a booked payment keeps as asked: a loop re-creating an order cannot grow its record. */
+export const MAX_ASKED_AMOUNTS = 10
+
+/**
+ * What a record did: `created` a new one; or the order was held already and now shows this creation (amount,
+ * kind, exchange_number, createdAt, attached; status, state and lookups stay), its amount `known` among those asked
+ * before or `added` to them.
+ */
+export type RecordOutcome = 'created' | 'known' | 'added'
+
 export interface BookedPayment extends CreatedPayment {
+  /**
+   * Every amount asked for the order, oldest first, the latest (amountSen) last; the last MAX_ASKED_AMOUNTS
+   * distinct ones. A result carrying any of them matches: the service takes a reused order_number, and the buyer
+   * may pay an earlier creation.
+   */
+  readonly askedSen: readonly number[]
   readonly status: BookStatus
   /** The latest state handled for it (pending included), or null before any result. */
   readonly state: PaymentState | null
@@ -73,31 +105,43 @@ export interface OpenSummary {
  */
 export interface PaymentBook {
   /**
-   * Records a created payment. Create-once: a second record of the same order_number keeps the first (a form
-   * rebuilt for the same order must not reset its age or its lookups) and returns false.
+   * Records a created payment, in one store write. A second record of the same order_number (open or closed)
+   * shows the later creation and adds its amount to those asked (askedSen), keeping status, state and lookups: a
+   * rebuilt form must not reset its lookups, and a result of either creation is genuine.
    */
-  record(payment: CreatedPayment): Promise<boolean>
-  /** The booked payment of an order_number, or undefined when this store never saw it created. */
-  find(orderNumber: string): Promise<BookedPayment | undefined>
+  record(payment: CreatedPayment): Promise<RecordOutcome>
+  /** The booked payment of an order_number (see FindOptions), or undefined when this store never saw it created. */
+  find(orderNumber: string, options?: FindOptions): Promise<BookedPayment | undefined>
   /**
-   * Marks a handled state of the payment whose exchange_number is `exchangeNumber` (kept when the book had none):
+   * Marks a handled state of the payment `payment` (its exchange_number `exchangeNumber` kept when the book had none):
    * `pending` keeps the payment open, `succeeded`/`failed` close it. A state below the one booked never moves it
    * back (the same ranks as claims); a final result after an abandon closes the payment with it (money arriving
    * is never ignored), and a pending one reopens a payment abandoned with no result, due for a lookup at once.
    * True when the book stands at `state` afterwards (moved now, or by an earlier settle of the same state); false
    * for an order number the book does not hold, or when a later state was booked already.
    */
-  settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean>
+  settle(payment: PaymentRef, state: PaymentState, exchangeNumber: string): Promise<boolean>
   /**
    * Records one sweeper lookup of an open payment, fenced: ignored (false) when the payment is no longer open, or
    * when `token` is older than the newest token the book's SweepLock has handed out (a sweeper whose lease ran out
    * while it worked must not write over its successor's bookkeeping).
    */
-  noteLookup(orderNumber: string, note: LookupNote, token: number): Promise<boolean>
-  /** Open payments, oldest created first (then by order_number). */
+  noteLookup(payment: PaymentRef, note: LookupNote, token: number): Promise<boolean>
+  /** Open payments, oldest created first (then by order_number, then by uid). */
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** Counts for metrics and alerts. */
   summary(): Promise<OpenSummary>
+}
+
+/** A uid the book can key by: the stores join it with the order_number, so it holds no NUL. TypeError otherwise. */
+export function checkedUid(uid: string): string {
+  if (typeof uid !== 'string' || uid === '' || uid.includes('\0')) throw new TypeError('uid must be non-empty text without NUL characters')
+  return uid
+}
+
+/** The amounts asked `amountSen` is asked again: moved (or added) last, the oldest dropped past the bound. */
+export function askedAgain(asked: readonly number[], amountSen: number): number[] {
+  return [...asked.filter((amount) => amount !== amountSen), amountSen].slice(-MAX_ASKED_AMOUNTS)
 }
 
 /**

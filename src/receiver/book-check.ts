@@ -40,18 +40,23 @@ export class BookKeeper {
   }
 
   /**
+   * The record a result is checked against: its order_number's, under the uid whose Checksum Token verified it
+   * (several merchants may each have recorded that order_number; one that did not is handled as unrecorded), or,
+   * when the receiver has one checksumToken and so one merchant, the order_number's latest.
+   *
    * A book elsewhere (Redis, PostgreSQL) is read before the claim, and the read is done before the claim starts: a
    * transactional claim holds a pooled connection (PGlite's only one) until its handlers are done, so a read
    * queued behind claims that each wait for their own read stalls them all until their leases run out (seen: 5 s
    * stalls and lost leases with three receivers sharing a pg Pool). Costs a round trip, duplicates included.
    */
-  find(orderNumber: string): Promise<BookedPayment | undefined> {
-    return this.book.find(orderNumber)
+  find(result: VerifiedPayment): Promise<BookedPayment | undefined> {
+    const uid = result.signerUid
+    return uid === undefined ? this.book.find(result.orderNumber) : this.book.find(result.orderNumber, { uid })
   }
 
-  /** The booked payment of an order in a book of this process, at once. May throw. */
-  findNow(orderNumber: string): BookedPayment | undefined {
-    return (this.local as LocalBook).find(orderNumber)
+  /** The booked payment of a result's order in a book of this process, at once. May throw. */
+  findNow(result: VerifiedPayment): BookedPayment | undefined {
+    return (this.local as LocalBook).find(result.orderNumber, result.signerUid)
   }
 
   /**
@@ -65,10 +70,10 @@ export class BookKeeper {
     }
     try {
       if (this.local !== undefined) {
-        this.local.settle(booked.orderNumber, state, exchangeNumber)
+        this.local.settle(booked, state, exchangeNumber)
         return
       }
-      return this.book.settle(booked.orderNumber, state, exchangeNumber).then(() => undefined, failed)
+      return this.book.settle(booked, state, exchangeNumber).then(() => undefined, failed)
     } catch (error) {
       failed(error)
     }
@@ -79,8 +84,9 @@ const ADDRESSES = ['status_url', 'receipt_url']
 
 /**
  * What about `result` disagrees with the payment as it was created, as a sentence without values (they may be
- * the buyer's or a secret's), or undefined. The book was read by the result's order_number, so the order agrees
- * by construction; what a rearranged result can still get wrong is the amount and the credential set.
+ * the buyer's or a secret's), or undefined. The book was read by the result's order_number (under the uid whose
+ * token verified it, when the receiver knows), so the order agrees by construction; what a rearranged result can
+ * still get wrong is the amount and, read from the order's latest record, the credential set.
  */
 export function disagreement(booked: BookedPayment, result: VerifiedPayment): string | undefined {
   // The amount's text, not the typed view: building that (dates parsed) cost more than the rest of the check.
@@ -93,7 +99,7 @@ export function disagreement(booked: BookedPayment, result: VerifiedPayment): st
     // its shape, and a genuine minimal redirect must not be refused: it is handled, with the usual warning.
     if (ADDRESSES.some((name) => result.has(name)))
       return 'the result carries a service address but no transaction_amount to compare with the amount recorded for its order_number'
-  } else if (amount !== booked.amountSen) return 'transaction_amount differs from the amount recorded for its order_number'
+  } else if (!booked.askedSen.includes(amount)) return 'transaction_amount differs from the amount recorded for its order_number (and from any asked for it before)'
   // Which credential set signed it, when the receiver knows (several `credentials`); names alone prove nothing.
   const signer = result.credential?.uid
   if (signer !== undefined && signer !== booked.uid) return 'the result was signed by another credential set than the one its order_number was created with'

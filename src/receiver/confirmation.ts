@@ -86,5 +86,6 @@ export async function confirmThroughApi(
   if (amount !== undefined && known.payment.amountSen !== undefined && amount !== known.payment.amountSen)
     return new ReceiverError('result_mismatch', "the status API's record of this exchange_number has another transaction_amount")
   known.credential = verified.credential
+  known.signerUid = verified.signerUid
   return known
 }

@@ -102,7 +102,7 @@ export class Dispatcher<TTransaction> {
   private readBookAndClaim(lease: Lease<TTransaction>, what: string | undefined, confirmed: boolean): Step<ReceiverResponse> {
     const { keeper } = this.parts
     if (keeper === undefined || keeper.inProcess) return this.claimThenCheck(lease, what, confirmed)
-    return keeper.find(lease.verified.orderNumber).then(
+    return keeper.find(lease.verified).then(
       (booked) => {
         lease.booked = booked
         return this.claimThenCheck(lease, what, confirmed)
@@ -130,7 +130,7 @@ export class Dispatcher<TTransaction> {
     const { keeper, confirmer } = this.parts
     if (keeper?.inProcess === true) {
       try {
-        lease.booked = keeper.findNow(lease.verified.orderNumber)
+        lease.booked = keeper.findNow(lease.verified)
       } catch (error) {
         return this.released(lease, this.bookUnavailable(error, lease))
       }

@@ -5,7 +5,7 @@
 import type { Logger } from '../core/logger.js'
 import type { MatchedCredential } from '../core/result/credentials.js'
 import type { CredentialSet } from '../core/result/credentials.js'
-import type { BookedPayment, CreatedPayment, OpenQuery, OpenSummary, PaymentBook } from '../contract/payment-book.js'
+import type { BookedPayment, CreatedPayment, FindOptions, OpenQuery, OpenSummary, PaymentBook, RecordOutcome } from '../contract/payment-book.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { type TimelineEntry, type TimelineQuery, timelineKey } from '../contract/timeline.js'
 import { createdEntry } from './book-check.js'
@@ -21,13 +21,16 @@ import type { TimelineRecorder } from './timeline.js'
 export interface ReceiverPayments {
   /**
    * Records a payment created elsewhere (the client does this itself when given `book: receiver`): one store
-   * write; false when the order_number was recorded before (the first record is kept).
+   * write. An order_number recorded before shows this creation, its amount added to those asked (RecordOutcome).
    */
-  record(payment: CreatedPayment): Promise<boolean>
+  record(payment: CreatedPayment): Promise<RecordOutcome>
   /** Open payments (no final result yet, or a B2B1 pending approval), oldest first; 100 unless `limit` says. */
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
-  /** The payment recorded under an order_number, open or closed, or undefined. */
-  find(orderNumber: string): Promise<BookedPayment | undefined>
+  /**
+   * The payment recorded under an order_number, open or closed, or undefined. Several merchants (credential sets)
+   * may each have recorded the same order_number: `{ uid }` picks one; without it, the one created last.
+   */
+  find(orderNumber: string, options?: FindOptions): Promise<BookedPayment | undefined>
   /** How many payments are open, and when the oldest was created. */
   summary(): Promise<OpenSummary>
 }
@@ -62,7 +65,7 @@ export function receiverPayments(book: PaymentBook | undefined): ReceiverPayment
   return {
     record: async (payment) => book.record(checked(payment)),
     listOpen: (query) => book.listOpen(query),
-    find: (orderNumber) => book.find(orderNumber),
+    find: (orderNumber, options) => book.find(orderNumber, options),
     summary: () => book.summary(),
   }
 }

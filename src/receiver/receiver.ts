@@ -188,13 +188,22 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const receive = observe(receiveOnce, { timeline, telemetry, logger })
   // One function for every delivery: it is handed the delivery (or the copy observe keeps the body of).
   const acceptDelivery: Accept = (delivery) => verifier.verifyNow(delivery as RawDelivery)
-  const handleTrusted = (fields: Readonly<Record<string, FieldInput>>) => receive('reconcile', 'an API record', () => trustedPayment(fields, trustedShapes))
+  // An API record is the credential set's whose client asked for it (the sweeper's), else the one it names: the
+  // API's own field names, which nobody between the service and this process renames.
+  const handleTrustedAs = (fields: Readonly<Record<string, FieldInput>>, uid?: string) =>
+    receive('reconcile', 'an API record', () => {
+      const trusted = trustedPayment(fields, trustedShapes)
+      const named = trusted.text('interface_uid')
+      trusted.signerUid = uid ?? (named === '' ? undefined : named)
+      return trusted
+    })
+  const handleTrusted = (fields: Readonly<Record<string, FieldInput>>) => handleTrustedAs(fields)
   const sweeper = sweeping({
     store,
     book: paymentBook,
     client: options.client === undefined ? undefined : confirmingClients(options.client),
     credentials: options.credentials,
-    handOver: handleTrusted,
+    handOver: handleTrustedAs,
     timeline,
     telemetry,
     logger,

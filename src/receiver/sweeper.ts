@@ -10,7 +10,7 @@ import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
 import type { Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import { backoffDelay } from '../inbox/backoff.js'
-import type { BookedPayment, PaymentBook, SweepLock } from '../contract/payment-book.js'
+import type { BookedPayment, PaymentBook, PaymentRef, SweepLock } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { ReceiverResponse } from './events.js'
 import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
@@ -22,8 +22,8 @@ export interface SweeperParts {
   readonly lock: SweepLock
   /** The API client for a credential set (by its API UID). */
   readonly client: (uid: string) => LookupClient
-  /** receiver.handleTrusted. */
-  readonly handOver: (fields: Record<string, string>) => Promise<ReceiverResponse>
+  /** receiver.handleTrusted, the record taken as the given uid's (the API client asked was that credential set's). */
+  readonly handOver: (fields: Record<string, string>, uid: string) => Promise<ReceiverResponse>
   readonly record: (entries: readonly TimelineEntry[]) => void
   readonly counted: (outcome: 'closed' | 'open' | 'abandoned' | 'failed') => void
   readonly logger: Logger
@@ -136,7 +136,7 @@ export class Sweeper {
         // The lock was lost in an earlier turn: stop here.
         if (this.held === undefined) break
         report.due++
-        const task = this.turn(payment.orderNumber, keepAlive)
+        const task = this.turn(payment, keepAlive)
           .then((turn) => {
             if (turn === 'lost') return
             if (turn === undefined) report.skipped++
@@ -188,14 +188,14 @@ export class Sweeper {
    * Resolves to the payment and the lock's token when it is still open, undefined when it is final now, 'lost' when
    * the lock is.
    */
-  private turn(orderNumber: string, keepAlive: boolean): Promise<{ payment: BookedPayment; token: number } | undefined | 'lost'> {
+  private turn(payment: PaymentRef, keepAlive: boolean): Promise<{ payment: BookedPayment; token: number } | undefined | 'lost'> {
     const mine = this.gate.then(async () => {
       const wait = this.lastLookupAt + 60_000 / this.parts.settings.maxLookupsPerMinute - Date.now()
       if (wait > 0 && !this.stopped) await this.pause(Math.ceil(wait), keepAlive)
       // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups. Stopped: the
       // turns queued behind the rate bound are not taken, or close() would wait for each (minutes at a low rate).
       if (this.stopped || this.held === undefined || !(await this.hold())) return 'lost'
-      const current = await this.parts.book.find(orderNumber)
+      const current = await this.parts.book.find(payment.orderNumber, { uid: payment.uid })
       if (current === undefined || current.status !== 'open') return undefined
       this.lastLookupAt = Date.now()
       return { payment: current, token: (this.held as { token: number }).token }
@@ -240,14 +240,14 @@ export class Sweeper {
     let handled: PaymentState | null = null
     let shown: PaymentState | null = null
     for (const record of attempts) {
-      const response = await this.parts.handOver(apiRecordText(record))
+      const response = await this.parts.handOver(apiRecordText(record), payment.uid)
       const state = response.payment?.state ?? null
       if (state !== null && (shown === null || STATE_RANK[state] > STATE_RANK[shown])) shown = state
       if (response.outcome === 'processed') report.processed++
       if (state !== null && (response.outcome === 'processed' || response.outcome === 'duplicate' || response.outcome === 'stale')) {
         if (handled === null || STATE_RANK[state] > STATE_RANK[handled]) handled = state
         // Handled before, but the book missed it (a crash between completion and settling): settle it now.
-        if (response.outcome !== 'processed') await book.settle(payment.orderNumber, state, String(record.exchange_number))
+        if (response.outcome !== 'processed') await book.settle(payment, state, String(record.exchange_number))
       } else if (response.outcome === 'busy') {
         // A delivery of the same payment is being handled right now: it settles the payment, or the next lookup does.
         logger.info({ ...log, outcome: response.outcome }, 'a delivery of this payment was being handled while the sweeper looked it up; left to it')
@@ -267,7 +267,7 @@ export class Sweeper {
     const horizon = pending ? settings.pendingAbandonAfterMs : settings.abandonAfterMs
     // A final result the receiver did not take (a handler failing) is never given up on: it is tried again.
     if (!isFinal(shown) && at.getTime() - payment.createdAt.getTime() >= horizon) {
-      if (await book.noteLookup(payment.orderNumber, { at, nextLookupAt: null, abandoned: true }, token)) {
+      if (await book.noteLookup(payment, { at, nextLookupAt: null, abandoned: true }, token)) {
         report.abandoned++
         counted('abandoned')
         this.note(payment, at, 'abandoned', shown, exchangeNumber, null, `no final result ${pending ? 'while pending approval ' : ''}within the horizon after creation: closed as abandoned`)
@@ -287,7 +287,7 @@ export class Sweeper {
     counted('open')
   }
 
-  /** Still open: the next lookup after a backoff, fenced by the lock's token. */
+  /** Still open: the next lookup after a backoff, fenced by the lock's token; its timeline entry once the book took it. */
   private async noteOpen(
     payment: BookedPayment,
     at: Date,
@@ -298,8 +298,10 @@ export class Sweeper {
     exchangeNumber: string | null = payment.exchangeNumber,
   ): Promise<void> {
     const next = new Date(at.getTime() + backoffDelay(payment.lookups + 1, this.parts.settings.backoff))
-    await this.parts.book.noteLookup(payment.orderNumber, { at, nextLookupAt: next }, token)
-    this.note(payment, at, 'lookup', state, exchangeNumber, code, `${message}; next lookup at ${next.toISOString()}`)
+    // Refused (a newer sweeper holds the lock, or the payment closed meanwhile): no next lookup was set, so the
+    // timeline must not say one was.
+    if (await this.parts.book.noteLookup(payment, { at, nextLookupAt: next }, token))
+      this.note(payment, at, 'lookup', state, exchangeNumber, code, `${message}; next lookup at ${next.toISOString()}`)
   }
 
   private note(payment: BookedPayment, at: Date, event: 'lookup' | 'abandoned', state: PaymentState | null, exchangeNumber: string | null, code: string | null, message: string): void {

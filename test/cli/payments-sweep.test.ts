@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient } from '../../src/client/index.js'
-import { createReceiver } from '../../src/index.js'
+import { createReceiver, type PaymentBook } from '../../src/index.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
 import { uniqueTable } from '../stores/postgres-suites.js'
@@ -119,13 +119,15 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
       const ages = [3 * 3_600_000, 5 * 60_000, 60_000]
       for (const [i, orderNumber] of orders.entries())
         await receiver.payments.record({ orderNumber, amountSen: 10_020, uid: DEMO.uid, kind: 'form', createdAt: new Date(Date.now() - (ages[i] as number)), exchangeNumber: null, attached: { cart: `C-${i}` } })
-      await (store().paymentBook as () => { settle(o: string, s: 'succeeded', e: string): Promise<boolean> })().settle(orders[2] as string, 'succeeded', 'EX-PAID')
+      await (store().paymentBook as () => PaymentBook)().settle({ orderNumber: orders[2] as string, uid: DEMO.uid }, 'succeeded', 'EX-PAID')
       await receiver.close()
-      const [list, json, show, missing] = await Promise.all([
+      const [list, json, show, missing, byUid, otherUid] = await Promise.all([
         runCli(['payments', 'list', '--open', ...where]),
         runCli(['payments', 'list', '--open', '--json', ...where]),
         runCli(['payments', 'show', orders[0] as string, ...where]),
         runCli(['payments', 'show', 'NOT-THERE', ...where]),
+        runCli(['payments', 'show', orders[0] as string, '--uid', DEMO.uid, ...where]),
+        runCli(['payments', 'show', orders[0] as string, '--uid', 'another-merchant', ...where]),
       ])
       expect(list).toMatchObject({ code: 0, stderr: '' })
       const lines = list.stdout.trim().split('\n')
@@ -140,6 +142,9 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
       expect(show.stdout).toContain('  attached cart: C-0')
       expect(show.stdout).toMatch(/created {2}client {2}- {2}payment form built by the client/)
       expect(missing).toMatchObject({ code: 1, stdout: expect.stringContaining('not in the payment book') })
+      // Order numbers are unique per merchant: --uid says whose.
+      expect(byUid).toMatchObject({ code: 0, stdout: expect.stringContaining('  attached cart: C-0') })
+      expect(otherUid).toMatchObject({ code: 1, stdout: expect.stringContaining('not in the payment book for uid another-merchant') })
     })
 
   it('PostgreSQL: a database where no book was ever made is reported, not created', async () => {

@@ -122,4 +122,30 @@ describe.each(BOOK_STORES)('the sweep lock ($name store)', ({ make }) => {
     expect((await sweeping).lookups).toBe(1)
     expect(searched).toHaveLength(1)
   })
+
+  it('writes no lookup entry when the book did not take the lookup: the payment closed while it was looked up', async () => {
+    const book = opened.store.paymentBook!()
+    const race: { closing?: () => Promise<unknown> } = {}
+    // The payment settles (a delivery handled meanwhile) just as the status API is asked about it.
+    const racing = createClient({
+      environment: { baseUrl: emulator.baseUrl },
+      ...DEMO,
+      logger: false,
+      fetch: async (input, init) => {
+        if (String(input).includes('search_reference=order_number')) await race.closing?.()
+        return fetch(input, init)
+      },
+    })
+    const receiver = receiverOn(opened.store, { client: racing })
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    const input = paymentInput({ callback_url: capture.url })
+    await client.createPayment(input)
+    race.closing = () => book.settle({ orderNumber: input.order_number, uid: DEMO.uid }, 'failed', 'EX-ELSEWHERE')
+    await pause(5)
+    // Created, never paid: the API shows no bank answer, so the sweeper would note a lookup and a backoff.
+    expect(await receiver.sweep()).toMatchObject({ lookups: 1 })
+    expect(await book.find(input.order_number)).toMatchObject({ status: 'failed', lookups: 0 })
+    const timeline = await receiver.timeline(input.order_number)
+    expect(timeline.map((entry) => entry.event)).toEqual(['created'])
+  })
 })

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest'
 import { memoryStore } from '../../src/index.js'
 import type { CreatedPayment } from '../../src/contract/payment-book.js'
+import { ref, UID } from './payment-book-fixtures.js'
 
 const payment = (orderNumber: string, minutes = 0): CreatedPayment => ({
   orderNumber,
   amountSen: 100,
-  uid: 'uid',
+  uid: UID,
   kind: 'form',
   createdAt: new Date(Date.UTC(2026, 0, 1, 0, minutes)),
   exchangeNumber: null,
@@ -16,17 +17,17 @@ describe('memory payment book: maxEntries', () => {
   it('at the cap, forgets the payment closed longest ago first, then the open one recorded first', async () => {
     const store = memoryStore({ maxEntries: 3 })
     const book = store.paymentBook!()
-    for (const order of ['A', 'B', 'C']) expect(await book.record(payment(order))).toBe(true)
+    for (const order of ['A', 'B', 'C']) expect(await book.record(payment(order))).toBe('created')
     // Closed in the order C, A: C goes first, though A was recorded before it.
-    await book.settle('C', 'succeeded', 'EX-C')
-    await book.settle('A', 'failed', 'EX-A')
-    expect(await book.record(payment('D'))).toBe(true)
+    await book.settle(ref('C'), 'succeeded', 'EX-C')
+    await book.settle(ref('A'), 'failed', 'EX-A')
+    expect(await book.record(payment('D'))).toBe('created')
     expect(await book.find('C')).toBeUndefined()
     expect(await book.find('A')).toMatchObject({ status: 'failed' })
-    expect(await book.record(payment('E'))).toBe(true)
+    expect(await book.record(payment('E'))).toBe('created')
     expect(await book.find('A')).toBeUndefined()
     // Only open ones left (B, D, E): the one recorded first goes.
-    expect(await book.record(payment('F'))).toBe(true)
+    expect(await book.record(payment('F'))).toBe('created')
     expect(await book.find('B')).toBeUndefined()
     expect((await book.listOpen()).map((booked) => booked.orderNumber)).toEqual(['D', 'E', 'F'])
     expect(await book.summary()).toMatchObject({ open: 3 })
@@ -36,9 +37,9 @@ describe('memory payment book: maxEntries', () => {
     const store = memoryStore({ maxEntries: 3 })
     const book = store.paymentBook!()
     for (const order of ['A', 'B', 'C']) await book.record(payment(order))
-    await book.settle('A', 'failed', 'EX-A')
-    await book.settle('B', 'failed', 'EX-B')
-    await book.settle('A', 'succeeded', 'EX-A')
+    await book.settle(ref('A'), 'failed', 'EX-A')
+    await book.settle(ref('B'), 'failed', 'EX-B')
+    await book.settle(ref('A'), 'succeeded', 'EX-A')
     await book.record(payment('D'))
     expect(await book.find('B')).toBeUndefined()
     expect(await book.find('A')).toMatchObject({ status: 'succeeded' })

@@ -13,11 +13,16 @@ export type OpenSpace = (
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export const MINUTE = 60_000
 
+/** The credential set the fixtures' payments are recorded under. */
+export const UID = 'c6b5f1c4-0000-4000-8000-000000000001'
+/** A fixture payment's reference in the book. */
+export const ref = (orderNumber: string, uid = UID) => ({ orderNumber, uid })
+
 /** A payment as the client would record it: a fresh order_number, created now, unless `overrides` say otherwise. */
 export const createdPayment = (overrides: Partial<CreatedPayment> = {}): CreatedPayment => ({
   orderNumber: `ORD-${randomUUID()}`,
   amountSen: 10_020,
-  uid: 'c6b5f1c4-0000-4000-8000-000000000001',
+  uid: UID,
   kind: 'form',
   createdAt: new Date(),
   exchangeNumber: null,

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import { tableName } from '../../src/stores/postgres/sql.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { bookStatements, bookTable } from '../../src/stores/postgres/payment-book-sql.js'
-import { createdPayment } from './payment-book-fixtures.js'
+import { createdPayment, ref } from './payment-book-fixtures.js'
 import { dropStoreTables, rows, sleep, testPools, uniqueTable } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
 
@@ -45,9 +45,10 @@ describe.skipIf(!available)('PostgreSQL payment book', () => {
     }
     await one('record', () => book.record(payment('A')))
     await one('find', () => book.find('A'))
-    await one('settle', () => book.settle('A', 'pending', 'EX-A'))
+    await one('find by uid', () => book.find('A', { uid: ref('A').uid }))
+    await one('settle', () => book.settle(ref('A'), 'pending', 'EX-A'))
     const { token } = (await lock.acquire('sweeper', MINUTE))!
-    await one('noteLookup', () => book.noteLookup('A', { at: new Date(), nextLookupAt: new Date() }, token))
+    await one('noteLookup', () => book.noteLookup(ref('A'), { at: new Date(), nextLookupAt: new Date() }, token))
     await one('listOpen', () => book.listOpen({ dueBy: new Date() }))
     await one('summary', () => book.summary())
     await one('acquire', () => lock.acquire('other', MINUTE))
@@ -60,8 +61,8 @@ describe.skipIf(!available)('PostgreSQL payment book', () => {
     const store = postgresStore({ client: admin, table, retentionMs: 50, pruneEvery: 0 })
     const book = store.paymentBook()
     for (const order of ['open', 'paid', 'failed']) await book.record(payment(order))
-    await book.settle('paid', 'succeeded', 'EX-P')
-    await book.settle('failed', 'failed', 'EX-F')
+    await book.settle(ref('paid'), 'succeeded', 'EX-P')
+    await book.settle(ref('failed'), 'failed', 'EX-F')
     await sleep(120)
     expect(await store.prune()).toBe(0)
     const left = await rows<{ order_number: string }>(admin, `SELECT order_number FROM "${table}_book" ORDER BY 1`)
@@ -125,12 +126,12 @@ describe.skipIf(!available)('PostgreSQL payment book', () => {
     const successor = postgresStore({ client: newPool(), table }).sweepLock()
     // The old holder's lookup, caught mid-statement: in a transaction that has not committed yet.
     const noteUncommitted = async (connection: pg.PoolClient) => {
-      const noted = await connection.query(sql.noteLookup, ['A', old.token, Date.now(), Date.now() + MINUTE, false, MINUTE])
+      const noted = await connection.query(sql.noteLookup, ['A', old.token, Date.now(), Date.now() + MINUTE, false, MINUTE, ref('A').uid])
       expect(noted.rows).toHaveLength(1)
     }
     const acquired = await waitsFor(noteUncommitted, () => successor.acquire('b', MINUTE))
     expect(acquired?.token).toBeGreaterThan(old.token)
-    expect(await book.noteLookup('A', { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
+    expect(await book.noteLookup(ref('A'), { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
     expect(await book.find('A')).toMatchObject({ lookups: 1 })
   })
 
@@ -140,7 +141,7 @@ describe.skipIf(!available)('PostgreSQL payment book', () => {
       const taken = await connection.query(sql.acquire, ['b', MINUTE])
       expect(Number(taken.rows[0].token)).toBeGreaterThan(old.token)
     }
-    const noted = await waitsFor(acquireUncommitted, () => book.noteLookup('A', { at: new Date(), nextLookupAt: new Date() }, old.token))
+    const noted = await waitsFor(acquireUncommitted, () => book.noteLookup(ref('A'), { at: new Date(), nextLookupAt: new Date() }, old.token))
     expect(noted).toBe(false)
     expect(await book.find('A')).toMatchObject({ lookups: 0 })
   })

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redisStore } from '../../src/stores/redis/store.js'
-import { createdPayment } from './payment-book-fixtures.js'
+import { createdPayment, ref, UID } from './payment-book-fixtures.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /* What only the Redis book does: its keys and their expiry, one command per write, the walk through a backlog. */
@@ -37,38 +37,44 @@ describe.skipIf(!available)('Redis payment book', () => {
 
   it('keeps an open payment without expiry in both indexes, and a closed one for the retention only', async () => {
     const { prefix, book, lock } = counted('keys', DAY_MS)
-    const key = (order: string) => `${prefix}{book}:payment:${order}`
+    const key = (order: string) => `${prefix}{book}:payment:${UID.length}:${UID}:${order}`
+    const index = (order: string) => `${prefix}{book}:order:${order}`
+    const [A, B] = [`A\0${UID}`, `B\0${UID}`]
     await book.record(payment('A', 1_000))
     await book.record(payment('B', 2_000))
     expect(await client.pttl(key('A'))).toBe(-1)
-    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1', 'WITHSCORES')).toEqual(['A', '1000', 'B', '2000'])
-    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual(['A', '1000', 'B', '2000'])
-    await book.settle('A', 'succeeded', 'EX-A')
+    expect(await client.pttl(index('A'))).toBe(-1)
+    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1', 'WITHSCORES')).toEqual([A, '1000', B, '2000'])
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual([A, '1000', B, '2000'])
+    await book.settle(ref('A'), 'succeeded', 'EX-A')
     expect(await client.pttl(key('A'))).toBeGreaterThan(DAY_MS - 60_000)
-    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1')).toEqual(['B'])
-    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1')).toEqual(['B'])
+    expect(await client.pttl(index('A'))).toBeGreaterThan(DAY_MS - 60_000)
+    expect(await client.zrange(`${prefix}{book}:open`, '0', '-1')).toEqual([B])
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1')).toEqual([B])
     const held = (await lock.acquire('sweeper', 30_000))!
     expect(await client.get(`${prefix}{book}:sweeper`)).toBe(`${held.token}:sweeper`)
     expect(await client.pttl(`${prefix}{book}:sweeper`)).toBeGreaterThan(25_000)
     expect(await client.pttl(`${prefix}{book}:fence`)).toBe(-1)
-    await book.noteLookup('B', { at: new Date(3_000), nextLookupAt: new Date(9_000) }, held.token)
-    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual(['B', '9000'])
-    await book.noteLookup('B', { at: new Date(9_000), nextLookupAt: null, abandoned: true }, held.token)
+    await book.noteLookup(ref('B'), { at: new Date(3_000), nextLookupAt: new Date(9_000) }, held.token)
+    expect(await client.zrange(`${prefix}{book}:due`, '0', '-1', 'WITHSCORES')).toEqual([B, '9000'])
+    await book.noteLookup(ref('B'), { at: new Date(9_000), nextLookupAt: null, abandoned: true }, held.token)
     expect(await client.exists(`${prefix}{book}:open`, `${prefix}{book}:due`)).toBe(0)
     expect(await client.pttl(key('B'))).toBeGreaterThan(DAY_MS - 60_000)
+    expect(await client.pttl(index('B'))).toBeGreaterThan(DAY_MS - 60_000)
   })
 
   it('records, settles, notes a lookup and finds each in one command once the scripts are cached', async () => {
     const { book, lock } = counted('commands')
     await book.record(payment('warm-up', 1_000))
-    await book.settle('warm-up', 'pending', 'EX-W')
+    await book.settle(ref('warm-up'), 'pending', 'EX-W')
     const { token } = (await lock.acquire('sweeper', 30_000))!
-    await book.noteLookup('warm-up', { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)
+    await book.noteLookup(ref('warm-up'), { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)
     for (const [name, write] of [
       ['record', () => book.record(payment('A', 1_000))],
-      ['settle', () => book.settle('A', 'pending', 'EX-A')],
-      ['noteLookup', () => book.noteLookup('A', { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)],
+      ['settle', () => book.settle(ref('A'), 'pending', 'EX-A')],
+      ['noteLookup', () => book.noteLookup(ref('A'), { at: new Date(2_000), nextLookupAt: new Date(3_000) }, token)],
       ['find', () => book.find('A')],
+      ['find by uid', () => book.find('A', { uid: UID })],
       ['summary', () => book.summary()],
     ] as const) {
       // Another test file's SCRIPT FLUSH (test/stores/redis.test.ts) empties the server's cache for everyone:
@@ -78,7 +84,7 @@ describe.skipIf(!available)('Redis payment book', () => {
         await write()
         if (!commands.includes('EVAL') || tries === 3) break
       }
-      expect([name, commands]).toEqual([name, [name === 'find' ? 'HMGET' : 'EVALSHA']])
+      expect([name, commands]).toEqual([name, [name === 'find by uid' ? 'HMGET' : 'EVALSHA']])
     }
   })
 
@@ -86,7 +92,7 @@ describe.skipIf(!available)('Redis payment book', () => {
     const { prefix, book } = counted('gone')
     await book.record(payment('A', 1_000))
     await book.record(payment('B', 2_000))
-    await client.del(`${prefix}{book}:payment:A`)
+    await client.del(`${prefix}{book}:payment:${UID.length}:${UID}:A`)
     expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual([])
     expect((await book.listOpen({ limit: 1 })).map((booked) => booked.orderNumber)).toEqual(['B'])
     expect(await book.summary()).toEqual({ open: 1, oldestCreatedAt: new Date(2_000) })
@@ -98,7 +104,7 @@ describe.skipIf(!available)('Redis payment book', () => {
     const orders = Array.from({ length: 600 }, (_, i) => `ORD-${String(i).padStart(3, '0')}`)
     await Promise.all(orders.map((order, i) => book.record(payment(order, 1_000 + i))))
     // The 580 oldest were looked up and wait; the 20 youngest are due.
-    await Promise.all(orders.slice(0, 580).map((order) => book.noteLookup(order, { at: new Date(5_000), nextLookupAt: new Date(100_000) }, token)))
+    await Promise.all(orders.slice(0, 580).map((order) => book.noteLookup(ref(order), { at: new Date(5_000), nextLookupAt: new Date(100_000) }, token)))
     const listed = await book.listOpen({ dueBy: new Date(50_000), limit: 3 })
     expect(listed.map((booked) => booked.orderNumber)).toEqual(orders.slice(580, 583))
     expect((await book.listOpen({ dueBy: new Date(50_000), limit: 100 })).map((booked) => booked.orderNumber)).toEqual(orders.slice(580))

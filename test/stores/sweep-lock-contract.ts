@@ -36,34 +36,34 @@ export function sweepLockContract(open: OpenSpace): void {
     it('lets an expired lease be taken over with a bigger token, and fences the old holder out', async () => {
       const { book, lock } = await open()
       const payment = createdPayment()
-      expect(await book.record(payment)).toBe(true)
+      expect(await book.record(payment)).toBe('created')
       const old = (await lock.acquire('a', 100))!
-      expect(await book.noteLookup(payment.orderNumber, { at: new Date(t0 + MINUTE), nextLookupAt: new Date(t0 + 2 * MINUTE) }, old.token)).toBe(true)
+      expect(await book.noteLookup(payment, { at: new Date(t0 + MINUTE), nextLookupAt: new Date(t0 + 2 * MINUTE) }, old.token)).toBe(true)
       await sleep(250)
       const next = (await lock.acquire('b', MINUTE))!
       expect(next.token).toBeGreaterThan(old.token)
       // The old holder, still running: its lease is gone, and so is its say over the book.
       expect(await lock.renew('a', old.token, MINUTE)).toBe(false)
       const late = { at: new Date(t0 + 3 * MINUTE), nextLookupAt: new Date(t0 + 4 * MINUTE) }
-      expect(await book.noteLookup(payment.orderNumber, late, old.token)).toBe(false)
-      expect(await book.noteLookup(payment.orderNumber, { ...late, abandoned: true }, old.token)).toBe(false)
+      expect(await book.noteLookup(payment, late, old.token)).toBe(false)
+      expect(await book.noteLookup(payment, { ...late, abandoned: true }, old.token)).toBe(false)
       expect(await book.find(payment.orderNumber)).toMatchObject({ status: 'open', lookups: 1, nextLookupAt: new Date(t0 + 2 * MINUTE) })
       await lock.release('a', old.token)
       expect(await lock.acquire('c', MINUTE)).toBeUndefined()
-      expect(await book.noteLookup(payment.orderNumber, late, next.token)).toBe(true)
+      expect(await book.noteLookup(payment, late, next.token)).toBe(true)
       expect(await book.find(payment.orderNumber)).toMatchObject({ lookups: 2, nextLookupAt: late.nextLookupAt })
     })
 
     it('fences a holder out as soon as a newer token was handed out, even after the newer one released', async () => {
       const { book, lock } = await open()
       const payment = createdPayment()
-      expect(await book.record(payment)).toBe(true)
+      expect(await book.record(payment)).toBe('created')
       const old = (await lock.acquire('a', MINUTE))!
       await lock.release('a', old.token)
       const next = (await lock.acquire('b', MINUTE))!
       await lock.release('b', next.token)
-      expect(await book.noteLookup(payment.orderNumber, { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
-      expect(await book.noteLookup(payment.orderNumber, { at: new Date(), nextLookupAt: new Date() }, next.token)).toBe(true)
+      expect(await book.noteLookup(payment, { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
+      expect(await book.noteLookup(payment, { at: new Date(), nextLookupAt: new Date() }, next.token)).toBe(true)
     })
 
     it('gives the lock to exactly one of many concurrent acquirers across connections, and tokens never repeat', async () => {

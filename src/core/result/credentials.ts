@@ -47,6 +47,8 @@ export interface MatchedCredential {
 export interface CandidateKey {
   readonly token: string
   readonly credential: MatchedCredential | undefined
+  /** The API UID the token was looked up by (resolveChecksumToken), when no configured set says it. */
+  readonly uid?: string
 }
 
 /**
@@ -140,7 +142,8 @@ function resolverOf(resolve: unknown): Credentials {
           'credential_lookup_failed',
           `resolveChecksumToken gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`,
         )
-      return { token, credential: undefined }
+      // Each uid has a token of its own: one that verifies the message names the uid it was looked up by.
+      return { token, credential: undefined, uid }
     },
   }
 }

@@ -46,6 +46,11 @@ export class VerifiedPayment {
   private cachedUnsigned: Readonly<Record<string, string>> | undefined
   /** With `credentials`: the set whose Checksum Token matched, and how it was chosen. */
   credential: MatchedCredential | undefined = undefined
+  /**
+   * The API UID whose Checksum Token verified it (several `credentials`, or resolveChecksumToken), or whose API
+   * record it is; undefined with one checksumToken. Never the message's uid field read by name alone.
+   */
+  signerUid: string | undefined = undefined
   /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
   unsignedSource: string | undefined = undefined
   /**
@@ -234,6 +239,7 @@ export class Verifier {
 
     const verified = signedPayment(message, matched.data, rendering, this.unpinned)
     verified.credential = key?.credential
+    verified.signerUid = key?.credential?.uid ?? key?.uid
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
   }
@@ -256,6 +262,7 @@ export class Verifier {
     const signed = recovered.message.signedTexts().find((text) => text.rendering === recovered.rendering)?.data ?? ''
     const verified = signedPayment(recovered.message, signed, recovered.rendering, this.unpinned)
     verified.credential = recovered.credential
+    verified.signerUid = recovered.credential?.uid ?? key?.uid
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
   }

@@ -1,19 +1,29 @@
 import { STATE_RANK, type PaymentState } from '../../core/payment.js'
 import {
+  askedAgain,
   type BookedPayment,
+  checkedUid,
+  type FindOptions,
+  type PaymentRef,
   type CreatedPayment,
   type LookupNote,
   type OpenQuery,
   openQuery,
   type OpenSummary,
   type PaymentBook,
+  type RecordOutcome,
   type SweepLock,
 } from '../../contract/payment-book.js'
 import { offerLocalBook } from '../../contract/local-book.js'
 
-/** Oldest created first, then by order_number: the order every store lists open payments in. */
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Oldest created first, then by order_number, then by uid: the order every store lists open payments in. */
 const byCreation = (a: BookedPayment, b: BookedPayment) =>
-  a.createdAt.getTime() - b.createdAt.getTime() || (a.orderNumber < b.orderNumber ? -1 : a.orderNumber > b.orderNumber ? 1 : 0)
+  a.createdAt.getTime() - b.createdAt.getTime() || compare(a.orderNumber, b.orderNumber) || compare(a.uid, b.uid)
+
+/** One payment's key: order_number and uid, joined by a NUL, which a uid never holds (checkedUid). */
+const keyOf = (payment: PaymentRef) => `${payment.orderNumber}\0${payment.uid}`
 
 interface Closed {
   readonly booked: BookedPayment
@@ -29,6 +39,11 @@ interface Closed {
 export class MemoryPaymentBook implements PaymentBook {
   private readonly open = new Map<string, BookedPayment>()
   private readonly closed = new Map<string, Closed>()
+  /**
+   * Each order_number's payments, by uid (nearly always one), to their keys in open and closed: a find without
+   * uid reads them, and a find or settle by uid takes the key made once (no string built per delivery).
+   */
+  private readonly keys = new Map<string, Map<string, string>>()
 
   constructor(
     private readonly retentionMs: number,
@@ -36,45 +51,83 @@ export class MemoryPaymentBook implements PaymentBook {
     private readonly lock: MemorySweepLock,
   ) {
     // The receiver reads the book on every new payment state: it gets the answer without a promise.
-    offerLocalBook(this, { find: (orderNumber) => this.held(orderNumber), settle: (...args) => this.settleNow(...args) })
+    offerLocalBook(this, { find: (orderNumber, uid) => this.findNow(orderNumber, uid), settle: (...args) => this.settleNow(...args) })
   }
 
-  async record(payment: CreatedPayment): Promise<boolean> {
+  async record(payment: CreatedPayment): Promise<RecordOutcome> {
     const now = Date.now()
     this.forgetExpired(now)
-    if (this.held(payment.orderNumber, now) !== undefined) return false
-    if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
-    this.open.set(payment.orderNumber, { ...payment, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
-    return true
+    checkedUid(payment.uid)
+    const known = this.keyFor(payment)
+    const held = known === undefined ? undefined : this.held(known, now)
+    if (known === undefined || held === undefined) {
+      if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
+      const asked = [payment.amountSen]
+      const key = known ?? keyOf(payment)
+      const uids = this.keys.get(payment.orderNumber)
+      if (uids === undefined) this.keys.set(payment.orderNumber, new Map([[payment.uid, key]]))
+      else uids.set(payment.uid, key)
+      this.open.set(key, { ...payment, askedSen: asked, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
+      return 'created'
+    }
+    const again: BookedPayment = {
+      ...held,
+      ...payment,
+      exchangeNumber: payment.exchangeNumber ?? held.exchangeNumber,
+      askedSen: askedAgain(held.askedSen, payment.amountSen),
+    }
+    // In place: a closed one keeps its place among the closed (retention runs from its close).
+    const closed = this.closed.get(known)
+    if (closed !== undefined) this.closed.set(known, { ...closed, booked: again })
+    else this.open.set(known, again)
+    return held.askedSen.includes(payment.amountSen) ? 'known' : 'added'
   }
 
-  async find(orderNumber: string): Promise<BookedPayment | undefined> {
-    return this.held(orderNumber)
+  async find(orderNumber: string, options?: FindOptions): Promise<BookedPayment | undefined> {
+    return this.findNow(orderNumber, options?.uid)
   }
 
-  async settle(orderNumber: string, state: PaymentState, exchangeNumber: string): Promise<boolean> {
-    return this.settleNow(orderNumber, state, exchangeNumber)
+  /** By uid, or the most recently created of the order_number's payments (the only one, for one merchant). */
+  private findNow(orderNumber: string, uid: string | undefined): BookedPayment | undefined {
+    const uids = this.keys.get(orderNumber)
+    if (uids === undefined) return undefined
+    if (uid !== undefined) {
+      const key = uids.get(uid)
+      return key === undefined ? undefined : this.held(key)
+    }
+    let latest: BookedPayment | undefined
+    for (const key of uids.values()) {
+      const booked = this.held(key)
+      if (booked !== undefined && (latest === undefined || booked.createdAt > latest.createdAt)) latest = booked
+    }
+    return latest
   }
 
-  private settleNow(orderNumber: string, state: PaymentState, exchangeNumber: string): boolean {
+  async settle(payment: PaymentRef, state: PaymentState, exchangeNumber: string): Promise<boolean> {
+    return this.settleNow(payment, state, exchangeNumber)
+  }
+
+  private settleNow(payment: PaymentRef, state: PaymentState, exchangeNumber: string): boolean {
     const now = Date.now()
-    const booked = this.held(orderNumber, now)
-    if (booked === undefined) return false
+    const key = this.keyFor(payment)
+    const booked = key === undefined ? undefined : this.held(key, now)
+    if (key === undefined || booked === undefined) return false
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
     const settled = { ...booked, exchangeNumber: booked.exchangeNumber ?? exchangeNumber, state }
-    if (state !== 'pending') this.close(orderNumber, { ...settled, status: state, nextLookupAt: null }, now)
+    if (state !== 'pending') this.close(key, { ...settled, status: state, nextLookupAt: null }, now)
     // Abandoned with no result, and now a 99 came: open again, and due, or nothing would ever look at it.
-    else if (booked.status !== 'open') this.reopen(orderNumber, { ...settled, status: 'open', nextLookupAt: new Date(now) })
-    else this.open.set(orderNumber, { ...settled, status: 'open' })
+    else if (booked.status !== 'open') this.reopen(key, { ...settled, status: 'open', nextLookupAt: new Date(now) })
+    else this.open.set(key, { ...settled, status: 'open' })
     return true
   }
 
-  async noteLookup(orderNumber: string, note: LookupNote, token: number): Promise<boolean> {
-    const booked = this.open.get(orderNumber)
-    if (booked === undefined || token < this.lock.newestToken) return false
+  async noteLookup(payment: PaymentRef, note: LookupNote, token: number): Promise<boolean> {
+    const key = this.keyFor(payment)
+    const booked = key === undefined ? undefined : this.open.get(key)
+    if (key === undefined || booked === undefined || token < this.lock.newestToken) return false
     const looked = { ...booked, lookups: booked.lookups + 1, lastLookupAt: note.at }
-    if (note.abandoned === true) this.close(orderNumber, { ...looked, status: 'abandoned', nextLookupAt: null }, Date.now())
-    else this.open.set(orderNumber, { ...looked, nextLookupAt: note.nextLookupAt })
+    if (note.abandoned === true) this.close(key, { ...looked, status: 'abandoned', nextLookupAt: null }, Date.now())
+    else this.open.set(key, { ...looked, nextLookupAt: note.nextLookupAt })
     return true
   }
 
@@ -93,30 +146,42 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   /** `now` only matters for a closed payment: the clock is read then, not for every new payment state. */
-  private held(orderNumber: string, now?: number): BookedPayment | undefined {
-    const open = this.open.get(orderNumber)
+  private held(key: string, now?: number): BookedPayment | undefined {
+    const open = this.open.get(key)
     if (open !== undefined) return open
-    const closed = this.closed.get(orderNumber)
+    const closed = this.closed.get(key)
     return closed !== undefined && closed.until > (now ?? Date.now()) ? closed.booked : undefined
   }
 
   /** Moves a payment to the end of the closed ones (it closed now, or closed again with a later state). */
-  private close(orderNumber: string, booked: BookedPayment, now: number): void {
-    this.open.delete(orderNumber)
-    this.closed.delete(orderNumber)
-    this.closed.set(orderNumber, { booked, until: now + this.retentionMs })
+  private close(key: string, booked: BookedPayment, now: number): void {
+    this.open.delete(key)
+    this.closed.delete(key)
+    this.closed.set(key, { booked, until: now + this.retentionMs })
   }
 
-  private reopen(orderNumber: string, booked: BookedPayment): void {
-    this.closed.delete(orderNumber)
-    this.open.set(orderNumber, booked)
+  private reopen(key: string, booked: BookedPayment): void {
+    this.closed.delete(key)
+    this.open.set(key, booked)
   }
 
   private forgetExpired(now: number): void {
-    for (const [orderNumber, closed] of this.closed) {
+    for (const [key, closed] of this.closed) {
       if (closed.until > now) return
-      this.closed.delete(orderNumber)
+      this.forget(key, closed.booked)
     }
+  }
+
+  private forget(key: string, booked: BookedPayment): void {
+    this.open.delete(key)
+    this.closed.delete(key)
+    const uids = this.keys.get(booked.orderNumber)
+    uids?.delete(booked.uid)
+    if (uids?.size === 0) this.keys.delete(booked.orderNumber)
+  }
+
+  private keyFor(payment: PaymentRef): string | undefined {
+    return this.keys.get(payment.orderNumber)?.get(payment.uid)
   }
 
   /**
@@ -124,11 +189,11 @@ export class MemoryPaymentBook implements PaymentBook {
    * (the one recorded first), so that memory stays bounded as the store's maxEntries promises.
    */
   private makeRoom(): void {
-    const victim = this.closed.keys().next()
-    if (victim.done !== true) this.closed.delete(victim.value)
+    const victim = this.closed.entries().next()
+    if (victim.done !== true) this.forget(victim.value[0], victim.value[1].booked)
     else {
-      const oldest = this.open.keys().next()
-      if (oldest.done !== true) this.open.delete(oldest.value)
+      const oldest = this.open.entries().next()
+      if (oldest.done !== true) this.forget(oldest.value[0], oldest.value[1])
     }
   }
 }

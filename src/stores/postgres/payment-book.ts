@@ -8,8 +8,11 @@ import {
   type AttachedData,
   type BookedPayment,
   type BookStatus,
+  checkedUid,
   type CreationKind,
+  MAX_ASKED_AMOUNTS,
   openQuery,
+  type RecordOutcome,
   type PaymentBook,
   type SweepLock,
 } from '../../contract/payment-book.js'
@@ -35,6 +38,7 @@ export interface PostgresPaymentBook {
 interface Row {
   order_number: string
   amount_sen: string | number | bigint
+  asked_sen: readonly (string | number | bigint)[]
   uid: string
   kind: CreationKind
   created_at: Date | string
@@ -53,6 +57,7 @@ function booked(row: Row): BookedPayment {
   return {
     orderNumber: row.order_number,
     amountSen: Number(row.amount_sen),
+    askedSen: row.asked_sen.map(Number),
     uid: row.uid,
     kind: row.kind,
     createdAt: new Date(row.created_at),
@@ -80,30 +85,33 @@ export function postgresPaymentBook(options: PostgresPaymentBookOptions): Postgr
       const params = [
         payment.orderNumber,
         payment.amountSen,
-        payment.uid,
+        checkedUid(payment.uid),
         payment.kind,
         payment.createdAt.getTime(),
         payment.exchangeNumber,
         JSON.stringify(payment.attached),
+        MAX_ASKED_AMOUNTS,
       ]
-      return (await run(sql.record, params)).length > 0
+      const [row] = (await run(sql.record, params)) as { outcome: RecordOutcome }[]
+      return row?.outcome ?? 'created'
     },
 
-    async find(orderNumber) {
-      const [row] = (await run(sql.find, [orderNumber])) as Row[]
+    async find(orderNumber, options) {
+      const uid = options?.uid
+      const [row] = (await (uid === undefined ? run(sql.findAny, [orderNumber]) : run(sql.find, [orderNumber, uid]))) as Row[]
       return row === undefined ? undefined : booked(row)
     },
 
-    async settle(orderNumber, state, exchangeNumber) {
-      if ((await run(sql.settle, [orderNumber, state, exchangeNumber, Date.now(), retentionMs])).length > 0) return true
-      const [row] = (await run(sql.stateOf, [orderNumber])) as { state: PaymentState | null }[]
+    async settle({ orderNumber, uid }, state, exchangeNumber) {
+      if ((await run(sql.settle, [orderNumber, state, exchangeNumber, Date.now(), retentionMs, uid])).length > 0) return true
+      const [row] = (await run(sql.stateOf, [orderNumber, uid])) as { state: PaymentState | null }[]
       return row?.state === state
     },
 
-    async noteLookup(orderNumber, note, token) {
+    async noteLookup({ orderNumber, uid }, note, token) {
       const abandoned = note.abandoned === true
       const next = abandoned || note.nextLookupAt === null ? null : note.nextLookupAt.getTime()
-      return (await run(sql.noteLookup, [orderNumber, token, note.at.getTime(), next, abandoned, retentionMs])).length > 0
+      return (await run(sql.noteLookup, [orderNumber, token, note.at.getTime(), next, abandoned, retentionMs, uid])).length > 0
     },
 
     async listOpen(request) {
