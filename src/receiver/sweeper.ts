@@ -13,6 +13,7 @@ import { backoffDelay } from '../inbox/backoff.js'
 import type { BookedPayment, PaymentBook, PaymentRef, SweepLock } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { ReceiverResponse } from './events.js'
+import { SweepLease } from './sweep-lease.js'
 import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
 
 export type { LookupClient, SweepReport } from './sweep-options.js'
@@ -42,7 +43,7 @@ const isFinal = (state: PaymentState | null | undefined) => state === 'succeeded
 
 export class Sweeper {
   readonly owner = `sweeper:${randomUUID()}`
-  private held: { token: number; renewedAt: number } | undefined
+  private readonly lease: SweepLease
   private running: Promise<SweepReport> | undefined
   private timer: NodeJS.Timeout | undefined
   private stopped = false
@@ -52,7 +53,9 @@ export class Sweeper {
   private readonly wakers = new Set<() => void>()
   private entries = 0
 
-  constructor(private readonly parts: SweeperParts) {}
+  constructor(private readonly parts: SweeperParts) {
+    this.lease = new SweepLease(this.owner, parts.lock, parts.settings.lockMs, parts.logger)
+  }
 
   /** Sweeps every `everyMs` in this process, on an unref'd timer, until stop(). */
   start(): void {
@@ -90,41 +93,16 @@ export class Sweeper {
     clearTimeout(this.timer)
     for (const wake of this.wakers) wake()
     await this.running
-    const held = this.held
-    this.held = undefined
-    if (held !== undefined)
-      await this.parts.lock.release(this.owner, held.token).catch((error: unknown) => {
-        this.parts.logger.warn({ err: error }, 'the store failed to release the sweep lock; it frees itself when its lease runs out')
-      })
-  }
-
-  /** Whether this sweeper holds the lock now: acquired, or renewed when a third of its lease has passed. */
-  private async hold(): Promise<boolean> {
-    const { lock, settings, logger } = this.parts
-    const held = this.held
-    if (held !== undefined) {
-      if (Date.now() - held.renewedAt < settings.lockMs / 3) return true
-      if (await lock.renew(this.owner, held.token, settings.lockMs)) {
-        held.renewedAt = Date.now()
-        return true
-      }
-      this.held = undefined
-      logger.warn({ token: held.token }, 'lost the sweep lock (its lease ran out and another process took it); this process stops sweeping')
-      return false
-    }
-    const taken = await lock.acquire(this.owner, settings.lockMs)
-    if (taken === undefined) return false
-    this.held = { token: taken.token, renewedAt: Date.now() }
-    return true
+    await this.lease.release(false)
   }
 
   private async pass(keepAlive: boolean): Promise<SweepReport> {
     const { book, settings } = this.parts
-    if (!(await this.hold())) return nothing(false)
+    if (!(await this.lease.hold())) return nothing(false)
     const report: Counts = { ...nothing(true) }
     // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
     const running = new Set<Promise<void>>()
-    const heartbeat = this.heartbeat()
+    const heartbeat = this.lease.heartbeat()
     try {
       const now = Date.now()
       const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
@@ -134,7 +112,7 @@ export class Sweeper {
         if (this.stopped) break
         while (running.size >= settings.concurrency) await Promise.race(running)
         // The lock was lost in an earlier turn: stop here.
-        if (this.held === undefined) break
+        if (this.lease.token === undefined) break
         report.due++
         const task = this.turn(payment, keepAlive)
           .then((turn) => {
@@ -158,27 +136,10 @@ export class Sweeper {
     return report
   }
 
-  /**
-   * Renews the lease while the pass runs, not only at each turn: lookups in flight (a slow API, handlers that take
-   * their time) outlasted it, and another process then took the lock and looked up the same payments meanwhile.
-   */
-  private heartbeat(): NodeJS.Timeout {
-    const timer = setInterval(() => {
-      if (this.held === undefined) return
-      this.hold().catch((error: unknown) => {
-        this.parts.logger.warn({ err: error }, 'the store failed to renew the sweep lock; it is tried again')
-      })
-    }, Math.max(1, Math.floor(this.parts.settings.lockMs / 4)))
-    timer.unref()
-    return timer
-  }
-
   /** An in-process sweeper keeps the lock between passes; a pass run on the operator's schedule gives it back. */
   private async releaseUnlessInProcess(): Promise<void> {
     if (!this.stopped && this.timer !== undefined) return
-    const held = this.held
-    this.held = undefined
-    if (held !== undefined) await this.parts.lock.release(this.owner, held.token).catch(() => {})
+    await this.lease.release(true)
   }
 
   /**
@@ -194,11 +155,12 @@ export class Sweeper {
       if (wait > 0 && !this.stopped) await this.pause(Math.ceil(wait), keepAlive)
       // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups. Stopped: the
       // turns queued behind the rate bound are not taken, or close() would wait for each (minutes at a low rate).
-      if (this.stopped || this.held === undefined || !(await this.hold())) return 'lost'
+      if (this.stopped || this.lease.token === undefined || !(await this.lease.hold())) return 'lost'
       const current = await this.parts.book.find(payment.orderNumber, { uid: payment.uid })
       if (current === undefined || current.status !== 'open') return undefined
       this.lastLookupAt = Date.now()
-      return { payment: current, token: (this.held as { token: number }).token }
+      const token = this.lease.token
+      return token === undefined ? 'lost' : { payment: current, token }
     })
     this.gate = mine.then(
       () => undefined,
