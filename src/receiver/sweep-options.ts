@@ -98,8 +98,10 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
     inProcess: given.inProcess !== false,
   }
   if (settings.abandonAfterMs < settings.firstLookupAfterMs) throw new TypeError('sweep.abandonAfterMs must be at least firstLookupAfterMs')
-  // The in-process sweeper renews its lease on each wake-up: a lease shorter than the wait would lapse between them.
-  if (settings.inProcess && settings.everyMs >= settings.lockMs) throw new TypeError('sweep.everyMs must be less than sweep.lockMs')
+  // The in-process sweeper keeps the lock between passes, renewed at each wake-up once a third of the lease has
+  // passed (and every quarter of it during a pass): a wait longer than half the lease could let it lapse between
+  // them, and another process take over mid-minute with a rate count of its own.
+  if (settings.inProcess && settings.everyMs > settings.lockMs / 2) throw new TypeError('sweep.everyMs must be at most half of sweep.lockMs')
   return settings
 }
 
