@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { PGlite } from '@electric-sql/pglite'
-import { afterAll, beforeAll } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest'
 import { Redis } from 'ioredis'
 import pg from 'pg'
-import type { ReceiverStore } from '../../src/index.js'
+import type { Receiver, ReceiverStore } from '../../src/index.js'
 import { memoryStore } from '../../src/index.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
 import { redisStore } from '../../src/stores/redis/store.js'
@@ -121,4 +121,38 @@ export function emulatorWithCapture(): { readonly emulator: Emulator; readonly c
     await services.capture.close()
   })
   return services
+}
+
+/**
+ * For the tests of one describe block: the emulator (with its capture) reset before each, a fresh store from `make`,
+ * and, after each, every receiver the test put in `made` closed before the store is.
+ */
+export function freshBookStoreEachTest(make: BookStoreCase['make']): {
+  readonly emulator: Emulator
+  readonly capture: CallbackCapture
+  readonly opened: OpenedBookStore
+  readonly made: Receiver<unknown>[]
+} {
+  const services = emulatorWithCapture()
+  const each = { opened: undefined as unknown as OpenedBookStore, made: [] as Receiver<unknown>[] }
+  beforeEach(async () => {
+    await services.emulator.control('/reset', {})
+    each.opened = await make()
+  })
+  afterEach(async () => {
+    await Promise.all(each.made.splice(0).map((receiver) => receiver.close()))
+    await each.opened.close()
+  })
+  return {
+    get emulator() {
+      return services.emulator
+    },
+    get capture() {
+      return services.capture
+    },
+    get opened() {
+      return each.opened
+    },
+    made: each.made,
+  }
 }

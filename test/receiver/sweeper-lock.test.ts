@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { createClient, type FpxClient } from '../../src/client/index.js'
 import { createReceiver, type Receiver, type ReceiverOptions, type ReceiverStore, type SweepLock, type SweepOptions } from '../../src/index.js'
 import { DEMO, type Emulator, paymentInput } from '../client/helpers.js'
-import { BOOK_STORES, emulatorWithCapture } from './book-stores.js'
+import { BOOK_STORES, freshBookStoreEachTest, type OpenedBookStore } from './book-stores.js'
 import type { CallbackCapture } from './callback-capture.js'
 
 /* The sweep lock while a pass runs and after close(): what an adversarial review of issue 26 found. */
@@ -32,20 +32,14 @@ async function until(condition: () => boolean, ms = 5000): Promise<void> {
 describe.each(BOOK_STORES)('the sweep lock ($name store)', ({ make }) => {
   let emulator: Emulator
   let capture: CallbackCapture
-  let opened: Awaited<ReturnType<(typeof BOOK_STORES)[number]['make']>>
+  let opened: OpenedBookStore
   let apiClient: FpxClient
-  const made: Receiver<unknown>[] = []
 
-  const services = emulatorWithCapture()
-  beforeEach(async () => {
-    ;({ emulator, capture } = services)
-    await emulator.control('/reset', {})
-    opened = await make()
+  const each = freshBookStoreEachTest(make)
+  const { made } = each
+  beforeEach(() => {
+    ;({ emulator, capture, opened } = each)
     apiClient = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, logger: false })
-  })
-  afterEach(async () => {
-    await Promise.all(made.splice(0).map((receiver) => receiver.close()))
-    await opened.close()
   })
 
   function receiverOn(store: ReceiverStore<unknown>, options: Partial<ReceiverOptions<unknown>> = {}) {

@@ -1,10 +1,10 @@
 import * as api from '@opentelemetry/api'
 import { type DataPoint, MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { createClient, type FpxClient } from '../../src/client/index.js'
-import { createReceiver, type PaymentEvent, type Receiver, type ReceiverOptions, type ReceiverStore, type SweepLock, type SweepOptions } from '../../src/index.js'
+import { createReceiver, type PaymentEvent, type ReceiverOptions, type ReceiverStore, type SweepLock, type SweepOptions } from '../../src/index.js'
 import { countingFetch, DEMO, type Emulator, paymentInput } from '../client/helpers.js'
-import { BOOK_STORES, emulatorWithCapture } from './book-stores.js'
+import { BOOK_STORES, freshBookStoreEachTest, type OpenedBookStore } from './book-stores.js'
 import type { CallbackCapture } from './callback-capture.js'
 
 const FORM = 'application/x-www-form-urlencoded'
@@ -20,23 +20,17 @@ class PullReader extends MetricReader {
 describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
   let emulator: Emulator
   let capture: CallbackCapture
-  let opened: Awaited<ReturnType<(typeof BOOK_STORES)[number]['make']>>
+  let opened: OpenedBookStore
   let searches: string[]
   let apiClient: FpxClient
-  const made: Receiver<unknown>[] = []
 
-  const services = emulatorWithCapture()
-  beforeEach(async () => {
-    ;({ emulator, capture } = services)
-    await emulator.control('/reset', {})
-    opened = await make()
+  const each = freshBookStoreEachTest(make)
+  const { made } = each
+  beforeEach(() => {
+    ;({ emulator, capture, opened } = each)
     const counting = countingFetch()
     searches = counting.calls
     apiClient = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, fetch: counting.fetch, logger: false })
-  })
-  afterEach(async () => {
-    await Promise.all(made.splice(0).map((receiver) => receiver.close()))
-    await opened.close()
   })
 
   function receiverOn(store: ReceiverStore<unknown>, options: Partial<ReceiverOptions<unknown>> = {}) {
