@@ -3,7 +3,8 @@
  * receivers use, for an operator: which payments are still open, how old, and what the sweeper last did.
  */
 import type { BookedPayment, PaymentBook } from '../contract/payment-book.js'
-import { withCreation } from '../receiver/payments.js'
+import { timelineKey } from '../contract/timeline.js'
+import { creationFirst } from '../receiver/payments.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io } from './common.js'
 import { type OpenedStore, openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
@@ -134,9 +135,10 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
       print({ payment: null }, [`${target} is not in the payment book${whose} (created elsewhere, or never recorded)`])
       return EXIT.negative
     }
+    // The payment found (under --uid, that merchant's) begins the timeline: not the order's latest record.
     const query = { orderNumber: payment.orderNumber }
     const stored = typeof opened.store.readTimeline === 'function' ? await opened.store.readTimeline(query) : []
-    const timeline = await withCreation(stored, query, book)
+    const timeline = creationFirst(stored, payment, timelineKey(query).limit)
     print({ payment, timeline }, [
       line(payment, now),
       ...Object.entries(payment.attached).map(([name, value]) => `  attached ${name}: ${String(value)}`),

@@ -80,7 +80,11 @@ export async function withCreation(entries: TimelineEntry[], query: TimelineQuer
   const orderNumber = kind === 'order' ? value : entries.find((entry) => entry.orderNumber !== null && entry.verified)?.orderNumber
   if (orderNumber == null) return entries
   const booked = await book.find(orderNumber)
-  if (booked === undefined) return entries
+  return booked === undefined ? entries : creationFirst(entries, booked, limit)
+}
+
+/** A booked payment's timeline: its `created` entry, then what the store kept, at most `limit` entries. */
+export function creationFirst(entries: TimelineEntry[], booked: BookedPayment, limit: number): TimelineEntry[] {
   return [createdEntry(booked), ...entries].slice(-limit)
 }
 
