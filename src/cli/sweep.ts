@@ -39,7 +39,13 @@ async function load(path: string): Promise<{ receiver: SweepingReceiver; close?:
     throw new UsageError(`cannot load ${path}: ${(error as Error).message}`)
   }
   let found = module.receiver ?? module.default
-  if (typeof found === 'function' && !isReceiver(found)) found = await (found as () => unknown)()
+  if (typeof found === 'function' && !isReceiver(found)) {
+    try {
+      found = await (found as () => unknown)()
+    } catch (error) {
+      throw new Error(`the function ${path} exports failed to make the receiver: ${(error as Error)?.message ?? String(error)}`, { cause: error })
+    }
+  }
   if (!isReceiver(found)) throw new UsageError(`${path} exports no receiver: export it as default or as receiver (or a function returning it)`)
   return { receiver: found, ...(typeof module.close === 'function' ? { close: module.close as () => unknown } : {}) }
 }
@@ -58,18 +64,32 @@ export async function sweep(argv: readonly string[], io: Io): Promise<number> {
   if (args.positionals.length > 0) throw new UsageError(`unexpected argument "${args.positionals[0]}"`)
   const path = args.string('receiver')
   if (path === undefined) throw new UsageError('say which module exports your receiver: --receiver ./receiver.mjs')
-  const { receiver, close } = await load(path)
-  let code: number
-  try {
-    const report = await receiver.sweep()
-    io.out(args.boolean('json') ? `${JSON.stringify(report, null, 2)}\n` : text(report))
-    code = !report.swept ? EXIT.negative : report.failures > 0 ? EXIT.failure : EXIT.ok
-  } catch (error) {
+  const failed = (error: unknown) => {
     io.err(`fpx-collect sweep: ${error instanceof Error ? error.message : String(error)}\n`)
-    code = EXIT.failure
-  } finally {
-    await receiver.close()
-    await close?.()
+    return EXIT.failure
+  }
+  let code: number = EXIT.failure
+  try {
+    const { receiver, close } = await load(path)
+    try {
+      const report = await receiver.sweep()
+      io.out(args.boolean('json') ? `${JSON.stringify(report, null, 2)}\n` : text(report))
+      code = !report.swept ? EXIT.negative : report.failures > 0 ? EXIT.failure : EXIT.ok
+    } catch (error) {
+      code = failed(error)
+    }
+    // Each closed on its own: one that throws must not leave the other's connections open.
+    for (const closing of [() => receiver.close(), () => close?.()]) {
+      try {
+        await closing()
+      } catch (error) {
+        code = failed(error)
+      }
+    }
+  } catch (error) {
+    // A usage error opened nothing: the command line reports it with its own exit code.
+    if (error instanceof UsageError) throw error
+    code = failed(error)
   }
   // The module's clients (a pg pool, a Redis connection) may keep the process up: a scheduled job must end.
   setTimeout(() => process.exit(code), 100).unref()

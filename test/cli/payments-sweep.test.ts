@@ -106,6 +106,20 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
     const empty = join(dir, 'empty.mjs')
     writeFileSync(empty, 'export const nothing = 1\n')
     expect(await runCli(['sweep', '--receiver', empty])).toMatchObject({ code: 2, stderr: expect.stringContaining('exports no receiver') })
+
+    // A factory that throws, and a module whose own close() throws: reported, exit 3, and the command still ends.
+    const throwing = join(dir, 'throwing.mjs')
+    writeFileSync(throwing, "export default () => { throw new Error('database down') }\n")
+    expect(await runCli(['sweep', '--receiver', throwing])).toMatchObject({ code: 3, stderr: expect.stringContaining('failed to make the receiver: database down') })
+    const badClose = join(dir, 'bad-close.mjs')
+    writeFileSync(
+      badClose,
+      "export const receiver = { sweep: async () => ({ swept: true, due: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0 }), close: async () => { throw new Error('receiver close failed') } }\n" +
+        "let closed = false\nexport const close = () => { closed = true; process.stderr.write('module closed\\n') }\n",
+    )
+    const closing = await runCli(['sweep', '--receiver', badClose])
+    expect(closing).toMatchObject({ code: 3, stderr: expect.stringContaining('receiver close failed') })
+    expect(closing.stderr).toContain('module closed')
   })
 })
 
