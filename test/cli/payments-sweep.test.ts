@@ -115,7 +115,7 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
     writeFileSync(
       badClose,
       "export const receiver = { sweep: async () => ({ swept: true, due: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0 }), close: async () => { throw new Error('receiver close failed') } }\n" +
-        "let closed = false\nexport const close = () => { closed = true; process.stderr.write('module closed\\n') }\n",
+        "export const close = () => { process.stderr.write('module closed\\n') }\n",
     )
     const closing = await runCli(['sweep', '--receiver', badClose])
     expect(closing).toMatchObject({ code: 3, stderr: expect.stringContaining('receiver close failed') })
