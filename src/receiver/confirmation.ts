@@ -27,7 +27,7 @@ export function confirmingClients(clients: ConfirmingClients): (credential: Matc
 }
 
 /** The error's kind and HTTP status, never its body: an API or a proxy may echo the request's credentials. */
-function described(error: unknown): string {
+export function described(error: unknown): string {
   if (!(error instanceof Error)) return 'unknown error'
   const status = (error as { status?: unknown }).status
   return typeof status === 'number' ? `${error.name} (HTTP ${status})` : error.name

@@ -12,6 +12,8 @@ import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import { backoffDelay } from '../inbox/backoff.js'
 import type { BookedPayment, PaymentBook, PaymentRef, SweepLock } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
+import type { LookupOutcome } from './book-metrics.js'
+import { described } from './confirmation.js'
 import type { ReceiverResponse } from './events.js'
 import { SweepLease } from './sweep-lease.js'
 import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
@@ -26,18 +28,12 @@ export interface SweeperParts {
   /** receiver.handleTrusted, the record taken as the given uid's (the API client asked was that credential set's). */
   readonly handOver: (fields: Record<string, string>, uid: string) => Promise<ReceiverResponse>
   readonly record: (entries: readonly TimelineEntry[]) => void
-  readonly counted: (outcome: 'closed' | 'open' | 'abandoned' | 'failed') => void
+  readonly counted: (outcome: LookupOutcome) => void
   readonly logger: Logger
   readonly settings: SweepSettings
 }
 
 
-/** The error's kind and HTTP status, never its message or body (a proxy may echo credentials). */
-function described(error: unknown): string {
-  if (!(error instanceof Error)) return 'unknown error'
-  const status = (error as { status?: unknown }).status
-  return typeof status === 'number' ? `${error.name} (HTTP ${status})` : error.name
-}
 
 const isFinal = (state: PaymentState | null | undefined) => state === 'succeeded' || state === 'failed'
 
@@ -193,8 +189,9 @@ export class Sweeper {
     } catch (error) {
       report.failures++
       counted('failed')
-      logger.warn({ ...log, err: described(error) }, `the status API could not be asked about an open payment (${described(error)}); it is looked up again later`)
-      await this.noteOpen(payment, at, token, 'lookup_failed', `the status API could not be asked (${described(error)})`)
+      const why = described(error)
+      logger.warn({ ...log, err: why }, `the status API could not be asked about an open payment (${why}); it is looked up again later`)
+      await this.noteOpen(payment, at, token, 'lookup_failed', `the status API could not be asked (${why})`)
       return
     }
     // Every attempt at the order, oldest first: a failed attempt before the retry that succeeded.
