@@ -100,8 +100,9 @@ export function disagreement(booked: BookedPayment, result: VerifiedPayment): st
     if (ADDRESSES.some((name) => result.has(name)))
       return 'the result carries a service address but no transaction_amount to compare with the amount recorded for its order_number'
   } else if (!booked.askedSen.includes(amount)) return 'transaction_amount differs from the amount recorded for its order_number (and from any asked for it before)'
-  // Which credential set signed it, when the receiver knows (several `credentials`); names alone prove nothing.
-  const signer = result.credential?.uid
+  // Which credential set signed it, when the checksum proves it (several `credentials` with tokens of their own, or
+  // resolveChecksumToken); names alone prove nothing.
+  const signer = result.signerUid
   if (signer !== undefined && signer !== booked.uid) return 'the result was signed by another credential set than the one its order_number was created with'
   // API records (and real callbacks) name the credential set that made the payment (spec: interface_uid).
   const maker = result.text('interface_uid')

@@ -43,6 +43,12 @@ export interface MatchedCredential {
   readonly by: 'uid' | 'only' | 'checksum'
 }
 
+/**
+ * The matched sets whose Checksum Token another configured set has too: the checksum cannot tell those apart, and
+ * the set chosen is the one the message's uid field named, which a buyer can rename another value into.
+ */
+const SHARED_TOKEN = new WeakSet<MatchedCredential>()
+
 /** A Checksum Token to try, and what to report when it matches (undefined without `credentials`). */
 export interface CandidateKey {
   readonly token: string
@@ -106,8 +112,13 @@ function setsOf(sets: readonly CredentialSet[]): Credentials {
   for (const [index, set] of sets.entries())
     tokens.set(checkedUid(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
   const entries = [...tokens]
-  const keyOf = ([uid, { token, index }]: (typeof entries)[number], by: MatchedCredential['by']): CandidateKey =>
-    Object.freeze({ token, credential: Object.freeze({ uid, index, by }) })
+  const holders = new Map<string, number>()
+  for (const [, { token }] of entries) holders.set(token, (holders.get(token) ?? 0) + 1)
+  const keyOf = ([uid, { token, index }]: (typeof entries)[number], by: MatchedCredential['by']): CandidateKey => {
+    const credential = Object.freeze({ uid, index, by })
+    if ((holders.get(token) ?? 0) > 1) SHARED_TOKEN.add(credential)
+    return Object.freeze({ token, credential })
+  }
   const byUid = new Map(entries.map((entry) => [entry[0], keyOf(entry, 'uid')]))
   const first = entries[0]
   // One set: it signed the message whatever uid it carries (real messages may sign a merchant id instead).
@@ -178,4 +189,14 @@ export function matchKeys(
     }
   }
   return undefined
+}
+
+/**
+ * The API UID whose Checksum Token verified a message: the matched set's, or the uid resolveChecksumToken looked
+ * the token up by; undefined with one checksumToken, or when several configured sets share the token (the
+ * checksum proves none of them over the others).
+ */
+export function signerOf(credential: MatchedCredential | undefined, key: CandidateKey | undefined): string | undefined {
+  if (credential !== undefined) return SHARED_TOKEN.has(credential) ? undefined : credential.uid
+  return key?.uid
 }

@@ -1,7 +1,7 @@
 import { DEFAULT_BODY_TIMEOUT_MS, DEFAULT_MAX_BODY_BYTES, loadBody, type RawDelivery, readFields } from './body.js'
 import { CHECKSUM_PATTERN, matchSignedText } from './checksum.js'
 import { checkConsistency } from './consistency.js'
-import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type MatchedCredential } from './credentials.js'
+import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type MatchedCredential, signerOf } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
@@ -239,7 +239,7 @@ export class Verifier {
 
     const verified = signedPayment(message, matched.data, rendering, this.unpinned)
     verified.credential = key?.credential
-    verified.signerUid = key?.credential?.uid ?? key?.uid
+    verified.signerUid = signerOf(key?.credential, key)
     if (raw.query) verified.unsignedSource = queryBesideBody(raw)
     return verified
   }
@@ -262,7 +262,7 @@ export class Verifier {
     const signed = recovered.message.signedTexts().find((text) => text.rendering === recovered.rendering)?.data ?? ''
     const verified = signedPayment(recovered.message, signed, recovered.rendering, this.unpinned)
     verified.credential = recovered.credential
-    verified.signerUid = recovered.credential?.uid ?? key?.uid
+    verified.signerUid = signerOf(recovered.credential, key)
     verified.unsignedSource = recovered.unsignedPrefix ?? queryBesideBody(raw)
     return verified
   }
