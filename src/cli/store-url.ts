@@ -59,7 +59,8 @@ export async function openStore(url: URL, table: string | undefined, prefix: str
     const { default: pg } = await importOptional('pg', () => import('pg'), `${purpose} in PostgreSQL`, command)
     const { postgresStore } = await import('../stores/postgres/store.js')
     const { DEFAULT_TABLE, tableName } = await import('../stores/postgres/sql.js')
-    const client = new pg.Client({ connectionString: url.href })
+    // As ioredis does (10 s): an unreachable host is reported, not waited on until the system's TCP time-out.
+    const client = new pg.Client({ connectionString: url.href, connectionTimeoutMillis: 10_000 })
     let store
     try {
       store = postgresStore({ client, ...(table === undefined ? {} : { table }) })
