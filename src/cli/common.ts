@@ -85,3 +85,19 @@ export function helpRequested(args: ParsedArgs, io: Io, help: string): boolean {
   if (args.boolean('help')) io.out(help)
   return args.boolean('help')
 }
+
+/** A time in a listing: ISO 8601, or '-' for none. */
+export const listedTime = (date: Date | null) => (date === null ? '-' : date.toISOString())
+
+/** --limit of a listing: at most 10,000 lines, 100 when not given. */
+export function listLimit(text: string | undefined): number {
+  if (text === undefined) return 100
+  const value = Number(text)
+  if (!(Number.isInteger(value) && value > 0 && value <= 10_000)) throw new UsageError('--limit must be an integer from 1 to 10000')
+  return value
+}
+
+/** Prints a listing's value as JSON with --json, else its lines. */
+export function listingPrinter(io: Io, json: boolean): (value: unknown, lines: string[]) => void {
+  return (value, lines) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
+}

@@ -7,7 +7,7 @@ import type { InboxItem, InboxQueue, InboxStatus } from '../contract/inbox-queue
 import { INBOX_STATES } from '../contract/inbox-queue.js'
 import type { PaymentState } from '../core/payment.js'
 import { parseArgs, UsageError } from './args.js'
-import { EXIT, helpRequested, type Io } from './common.js'
+import { EXIT, helpRequested, type Io, listedTime, listingPrinter, listLimit } from './common.js'
 import { openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
 
 export const INBOX_HELP = `Usage: fpx-collect inbox <list | show | retry> [options]
@@ -61,19 +61,12 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
   return { queue: opened.store.openInbox(), close: () => opened.close() }
 }
 
-const time = (date: Date | null) => (date === null ? '-' : date.toISOString())
 
 function line(item: InboxItem): string {
-  const next = item.status === 'dead' ? `dead since ${time(item.nextAttemptAt)}` : item.leasedUntil !== null ? `running until ${time(item.leasedUntil)}` : `next ${time(item.nextAttemptAt)}`
-  return [item.id, item.status, `attempts ${item.attempts}`, item.source, `order ${item.orderNumber ?? '-'}`, `received ${time(item.receivedAt)}`, next, item.lastError ?? ''].join('  ').trimEnd()
+  const next = item.status === 'dead' ? `dead since ${listedTime(item.nextAttemptAt)}` : item.leasedUntil !== null ? `running until ${listedTime(item.leasedUntil)}` : `next ${listedTime(item.nextAttemptAt)}`
+  return [item.id, item.status, `attempts ${item.attempts}`, item.source, `order ${item.orderNumber ?? '-'}`, `received ${listedTime(item.receivedAt)}`, next, item.lastError ?? ''].join('  ').trimEnd()
 }
 
-function limitOf(text: string | undefined): number {
-  if (text === undefined) return 100
-  const value = Number(text)
-  if (!(Number.isInteger(value) && value > 0 && value <= 10_000)) throw new UsageError('--limit must be an integer from 1 to 10000')
-  return value
-}
 
 export async function inbox(argv: readonly string[], io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const args = parseArgs(argv, {
@@ -99,11 +92,11 @@ export async function inbox(argv: readonly string[], io: Io, env: NodeJS.Process
   if (action === 'list' && target !== undefined) throw new UsageError('list takes no exchange_number; use show')
   if (action === 'show' && target === undefined) throw new UsageError('show needs an exchange_number')
   if (action === 'retry' && (target === undefined) === !args.boolean('all-dead')) throw new UsageError('retry needs an exchange_number or --all-dead (not both)')
-  const limit = limitOf(args.string('limit'))
+  const limit = listLimit(args.string('limit'))
 
   const url = storeUrl(args.string('url'), URL_ENV, env)
   const json = args.boolean('json')
-  const print = (value: unknown, lines: string[]) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
+  const print = listingPrinter(io, json)
 
   let opened: Opened
   try {

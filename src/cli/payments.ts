@@ -6,7 +6,7 @@ import type { BookedPayment, PaymentBook } from '../contract/payment-book.js'
 import { timelineKey } from '../contract/timeline.js'
 import { creationFirst } from '../receiver/payments.js'
 import { parseArgs, UsageError } from './args.js'
-import { EXIT, helpRequested, type Io } from './common.js'
+import { EXIT, helpRequested, type Io, listedTime, listingPrinter, listLimit } from './common.js'
 import { type OpenedStore, openStore, scrub, storeUrl, StoreUnreachable, unreachable } from './store-url.js'
 
 export const PAYMENTS_HELP = `Usage: fpx-collect payments <list --open | show> [options]
@@ -44,7 +44,6 @@ export function age(ms: number): string {
   return `${Math.floor(hours / 24)}d${String(hours % 24).padStart(2, '0')}h`
 }
 
-const time = (date: Date | null) => (date === null ? '-' : date.toISOString())
 const amount = (sen: number) => `${Math.floor(sen / 100)}.${String(sen % 100).padStart(2, '0')}`
 
 function line(payment: BookedPayment, now: number): string {
@@ -56,17 +55,11 @@ function line(payment: BookedPayment, now: number): string {
     payment.kind,
     `exchange ${payment.exchangeNumber ?? '-'}`,
     `lookups ${payment.lookups}`,
-    `last lookup ${time(payment.lastLookupAt)}`,
-    `next ${time(payment.nextLookupAt)}`,
+    `last lookup ${listedTime(payment.lastLookupAt)}`,
+    `next ${listedTime(payment.nextLookupAt)}`,
   ].join('  ')
 }
 
-function limitOf(text: string | undefined): number {
-  if (text === undefined) return 100
-  const value = Number(text)
-  if (!(Number.isInteger(value) && value > 0 && value <= 10_000)) throw new UsageError('--limit must be an integer from 1 to 10000')
-  return value
-}
 
 async function bookOf(opened: OpenedStore): Promise<PaymentBook> {
   if (opened.table !== undefined) {
@@ -100,10 +93,10 @@ export async function payments(argv: readonly string[], io: Io, env: NodeJS.Proc
   if (action === 'show' && target === undefined) throw new UsageError('show needs an order_number')
   const uid = args.string('uid')
   if (uid !== undefined && action !== 'show') throw new UsageError('--uid goes with show')
-  const limit = limitOf(args.string('limit'))
+  const limit = listLimit(args.string('limit'))
   const url = storeUrl(args.string('url'), URL_ENV, env)
   const json = args.boolean('json')
-  const print = (value: unknown, lines: string[]) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
+  const print = listingPrinter(io, json)
 
   let opened: OpenedStore
   let book: PaymentBook
