@@ -25,6 +25,19 @@ async function waitFor(settled: Promise<void>, ms: number): Promise<void> {
   clearTimeout(timer)
 }
 
+/**
+ * How long a claim answered busy may still wait for the lease (`waitUntil`: while its holder runs here or the store
+ * will say when it settles) and ask again (`askUntil`: while another process holds it), and the next pause.
+ */
+interface BusyRetry {
+  readonly waitUntil: number
+  readonly askUntil: number
+  pauseMs: number
+}
+
+// The first pause before asking a store again about a lease another process holds; each later one doubles.
+const FIRST_PAUSE_MS = 10
+
 export class Claimer<TTransaction> {
   // Deliveries whose handlers run now, by exchange_number: a shared store cannot tell that the lease holder is in
   // this very process, but the receiver can, and then waits instead of answering 409.
@@ -51,16 +64,10 @@ export class Claimer<TTransaction> {
 
   /**
    * Claims the payment: undefined once the lease is held, or the answer when there is nothing to run (a duplicate,
-   * a stale state, a payment busy elsewhere for longer than busyWaitMs, the store failing). `waitUntil` and
-   * `askUntil` count from the first busy answer (most claims never see one), 0 before it.
+   * a stale state, a payment busy elsewhere for longer than busyWaitMs, the store failing). `retry` is made at the
+   * first busy answer (most claims never see one) and carried through the claims asked again after it.
    */
-  claim(
-    lease: Lease<TTransaction>,
-    inProcess: LocalClaims | undefined,
-    waitUntil: number,
-    askUntil: number,
-    pauseMs: number,
-  ): Step<ReceiverResponse | undefined> {
+  claim(lease: Lease<TTransaction>, inProcess: LocalClaims | undefined, retry?: BusyRetry): Step<ReceiverResponse | undefined> {
     let claim: Step<Claim<TTransaction>>
     try {
       claim = inProcess !== undefined ? (inProcess.claim(lease) as Claim<TTransaction>) : this.store.claim(lease)
@@ -69,10 +76,10 @@ export class Claimer<TTransaction> {
     }
     if (claim instanceof Promise)
       return claim.then(
-        (answered) => this.claimed(answered, lease, inProcess, waitUntil, askUntil, pauseMs),
+        (answered) => this.claimed(answered, lease, inProcess, retry),
         (error: unknown) => this.claimFailed(error, lease),
       )
-    return this.claimed(claim, lease, inProcess, waitUntil, askUntil, pauseMs)
+    return this.claimed(claim, lease, inProcess, retry)
   }
 
   private claimFailed(error: unknown, lease: Lease<TTransaction>): ReceiverResponse {
@@ -84,9 +91,7 @@ export class Claimer<TTransaction> {
     claim: Claim<TTransaction>,
     lease: Lease<TTransaction>,
     inProcess: LocalClaims | undefined,
-    waitUntil: number,
-    askUntil: number,
-    pauseMs: number,
+    retry: BusyRetry | undefined,
   ): Step<ReceiverResponse | undefined> {
     switch (claim.outcome) {
       case 'claimed':
@@ -102,19 +107,21 @@ export class Claimer<TTransaction> {
     // Busy. A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
     // when they run in this process, otherwise let the sender retry.
     const now = Date.now()
-    if (waitUntil === 0) [waitUntil, askUntil] = [now + this.leaseMs, now + this.busyWaitMs]
-    const remaining = waitUntil - now
+    retry ??= { waitUntil: now + this.leaseMs, askUntil: now + this.busyWaitMs, pauseMs: FIRST_PAUSE_MS }
+    const remaining = retry.waitUntil - now
     // A store that tells when its lease settles (the memory store does) needs no waiting of ours.
     let settled = claim.settled
     if (settled === undefined) {
       const local = this.inFlight.get(lease.exchangeNumber)
       if (local !== undefined) settled = local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
     }
-    if (settled !== undefined && remaining > 0)
-      return waitFor(settled, remaining).then(() => this.claim(lease, inProcess, waitUntil, askUntil, pauseMs))
+    const again = retry
+    if (settled !== undefined && remaining > 0) return waitFor(settled, remaining).then(() => this.claim(lease, inProcess, again))
     // Held by another process: nothing here can tell when it is done, so ask again a few times, backing off.
-    const left = askUntil - Date.now()
+    const left = again.askUntil - Date.now()
     if (left <= 0) return busy(claim.retryAfterMs, lease.verified)
-    return sleep(Math.min(pauseMs, left)).then(() => this.claim(lease, inProcess, waitUntil, askUntil, pauseMs * 2))
+    const pauseMs = Math.min(again.pauseMs, left)
+    again.pauseMs *= 2
+    return sleep(pauseMs).then(() => this.claim(lease, inProcess, again))
   }
 }

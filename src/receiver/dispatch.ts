@@ -119,7 +119,7 @@ export class Dispatcher<TTransaction> {
   private claimThenCheck(lease: Lease<TTransaction>, what: string | undefined, confirmed: boolean): Step<ReceiverResponse> {
     // Read here, inside the catch-all: the merchant's store's getters may throw.
     const inProcess = localClaims(this.parts.store)
-    const claimed = this.claimer.claim(lease, inProcess, 0, 0, 10)
+    const claimed = this.claimer.claim(lease, inProcess)
     // No closure for a claim answered at once (nearly all): the check runs straight on.
     if (claimed instanceof Promise) return claimed.then((answer) => (answer !== undefined ? answer : this.check(lease, inProcess, what, confirmed)))
     return claimed !== undefined ? claimed : this.check(lease, inProcess, what, confirmed)
