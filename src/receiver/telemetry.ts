@@ -47,6 +47,8 @@ export interface OpenTelemetryApi {
     getTracer(name: string, version?: string): TracerLike
     setSpan(context: unknown, span: SpanLike): unknown
     getActiveSpan(): SpanLike | undefined
+    /** Part of every API since 1.0; optional here so that a hand-made API without it still works (quietTracing). */
+    getTracerProvider?(): unknown
   }
   context: {
     active(): unknown
@@ -55,6 +57,9 @@ export interface OpenTelemetryApi {
   metrics: { getMeter(name: string, version?: string): MeterLike }
   /** The API's no-op meter (since 1.3): its instruments are singletons, so a no-op meter can be recognised. */
   createNoopMeter?(): MeterLike
+  /** The API's global tracer provider's class, and the context nothing is set in (both since 1.0; see quietTracing). */
+  ProxyTracerProvider?: new () => { getDelegate(): unknown }
+  ROOT_CONTEXT?: unknown
 }
 
 export interface TelemetryOptions {
@@ -95,9 +100,31 @@ function optionsFor(source: TimelineSource): { kind: number; attributes: Attribu
   return options
 }
 
+/**
+ * A test, for a delivery starting now, of whether a span of the API's global tracer would be seen by anyone: not
+ * while no TracerProvider is registered (the API's own no-op provider answers, and its spans record nothing) and
+ * no context is active (a no-op span still carries an active parent's trace onward, to the handlers' own calls).
+ * Then no span is made: with @opentelemetry/api installed and no SDK (a common case: many packages depend on the
+ * API), making, entering and ending one no-op span per delivery was ~2 % of handle() (bench:receiver).
+ * Undefined when the API object lacks what the test reads: spans are then always made.
+ */
+function quietTracing(api: OpenTelemetryApi): (() => boolean) | undefined {
+  const { ProxyTracerProvider, ROOT_CONTEXT } = api
+  if (ProxyTracerProvider === undefined || ROOT_CONTEXT === undefined || typeof api.trace.getTracerProvider !== 'function') return undefined
+  // A proxy with no provider behind it hands out the API's no-op provider: the one a registered provider replaces.
+  const unregistered = new ProxyTracerProvider().getDelegate()
+  return () => {
+    const provider = api.trace.getTracerProvider?.()
+    // Another copy of the API (its own ProxyTracerProvider class) registered the provider: spans are made.
+    return provider instanceof ProxyTracerProvider && provider.getDelegate() === unregistered && api.context.active() === ROOT_CONTEXT
+  }
+}
+
 export class Telemetry {
   private api: OpenTelemetryApi | undefined
   private tracer: TracerLike | undefined
+  /** Whether a span of the global tracer would go unseen now; undefined for a tracerProvider given in the options. */
+  private quiet: (() => boolean) | undefined
   private deliveries: ReturnType<MeterLike['createCounter']> | undefined
   private duration: ReturnType<MeterLike['createHistogram']> | undefined
 
@@ -143,6 +170,7 @@ export class Telemetry {
   private use(api: OpenTelemetryApi, options: TelemetryOptions): void {
     try {
       this.tracer = (options.tracerProvider ?? api.trace).getTracer(INSTRUMENTATION_NAME)
+      this.quiet = options.tracerProvider === undefined ? quietTracing(api) : undefined
       const meter = (options.meterProvider ?? api.metrics).getMeter(INSTRUMENTATION_NAME)
       this.deliveries = meter.createCounter(METRIC.deliveries, {
         description: 'Payment results received (deliveries and reconciled records), by outcome',
@@ -165,7 +193,8 @@ export class Telemetry {
 
   /** The delivery's span, when OpenTelemetry is in use; end it with end(). */
   start(source: TimelineSource): SpanLike | undefined {
-    return this.api === undefined ? undefined : this.tracer?.startSpan(SPAN_NAME, optionsFor(source))
+    if (this.api === undefined || this.quiet?.() === true) return undefined
+    return this.tracer?.startSpan(SPAN_NAME, optionsFor(source))
   }
 
   /**

@@ -150,4 +150,45 @@ describe('OpenTelemetry', () => {
     const counted = (await metrics()).get('fpx.receiver.deliveries') ?? []
     expect(counted.reduce((sum, point) => sum + (point.value as number), 0)).toBe(1)
   })
+
+  /** The API, its tracer counting the spans it is asked for. */
+  function countingApi(): { api: typeof api; started: () => number } {
+    let started = 0
+    const trace = Object.create(api.trace, {
+      getTracer: {
+        value: (name: string) => {
+          const tracer = api.trace.getTracer(name)
+          return { startSpan: (...args: Parameters<api.Tracer['startSpan']>) => (started++, tracer.startSpan(...args)) }
+        },
+      },
+    }) as typeof api.trace
+    return { api: { ...api, trace }, started: () => started }
+  }
+
+  it('makes no span while no provider is registered and no trace is active, and makes them once one is', async () => {
+    const counting = countingApi()
+    const receiver = createReceiver({ checksumToken: TOKEN, telemetry: { api: counting.api } })
+    receiver.onAny(() => {})
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(counting.started()).toBe(0)
+    api.trace.setGlobalTracerProvider(tracerProvider)
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(counting.started()).toBe(1)
+    expect(receiveSpans().map((span) => span.attributes['fpx.outcome'])).toEqual(['processed'])
+  })
+
+  it('with no provider registered, hands a trace active around handle() on to the handlers', async () => {
+    const counting = countingApi()
+    const receiver = createReceiver({ checksumToken: TOKEN, telemetry: { api: counting.api } })
+    const seen: (string | undefined)[] = []
+    receiver.on('payment.succeeded', () => {
+      seen.push(api.trace.getActiveSpan()?.spanContext().traceId)
+    })
+    const parent = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: api.TraceFlags.SAMPLED }
+    const active = api.trace.setSpanContext(api.ROOT_CONTEXT, parent)
+    expect(await api.context.with(active, () => deliver(receiver, samplePaymentFields()))).toMatchObject({ status: 200 })
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200 })
+    expect(seen).toEqual([parent.traceId, undefined])
+    expect(counting.started()).toBe(1)
+  })
 })
