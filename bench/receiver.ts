@@ -13,11 +13,15 @@
  * memory, which alone costs about 1 µs more than verifying one hot sample again and again; so verify() is measured
  * twice: on the one sample (the baseline of the duplicate, which is that same sample) and on fresh callbacks like
  * the new deliveries' (the baseline of handle(new)), and each ratio compares like with like.
- * The cases take turns round after round, so a burst of load from elsewhere hits each of them; the
- * median round is reported, by this process's CPU time per operation (less disturbed by other load on the
- * machine than wall time, which is shown too). GC time is read from the engine's gc entries during each case.
+ * The cases take turns in short rounds (250 operations, a few ms), forwards then backwards, so that what slows the
+ * machine for a while (other load, the GC's background threads, which this process's CPU time counts) hits the
+ * cases of a round alike; the table shows each case's median round, by this process's CPU time per operation (less
+ * disturbed by other load than wall time, shown too), and each ratio is the median of the rounds' own ratios of the
+ * two cases. With 7 rounds of 5000 operations and a ratio of the two medians, identical runs read 1.21-1.34 for
+ * handle(new) on a quiet machine, and a duplicate below verify() itself now and then; 140 rounds of 250 and paired
+ * ratios read within ±0.02 (docs/benchmarks.md). GC time is read from the engine's gc entries during each case.
  *
- * Environment: BENCH_OPS (operations per case per round, default 5000), BENCH_ROUNDS (default 7).
+ * Environment: BENCH_OPS (operations per case per round, default 250), BENCH_ROUNDS (default 140).
  * Profile: `node --cpu-prof --import tsx bench/receiver.ts` (the measured code is dist/, untransformed).
  */
 import { PerformanceObserver } from 'node:perf_hooks'
@@ -27,8 +31,8 @@ import { CallbackPool } from './signed-callbacks.js'
 import { envInteger } from './env.js'
 import { median } from './stats.js'
 
-const OPS = envInteger('BENCH_OPS', 5000, 100)
-const ROUNDS = envInteger('BENCH_ROUNDS', 7, 1)
+const OPS = envInteger('BENCH_OPS', 250, 100)
+const ROUNDS = envInteger('BENCH_ROUNDS', 140, 1)
 
 const { createReceiver, memoryStore } = await fromDist<Core>('index')
 
@@ -178,7 +182,8 @@ const cases: Case[] = [
 
 async function measure(tasks: readonly Case[]): Promise<void> {
   for (let round = 0; round <= ROUNDS; round++) {
-    for (const task of tasks) {
+    // Forwards, then backwards: no case always runs right after the same one.
+    for (const task of round % 2 === 0 ? tasks : [...tasks].reverse()) {
       const cpu = process.cpuUsage()
       const from = performance.now()
       await task.run()
@@ -232,15 +237,17 @@ if ((await receiver.payments.summary()).open !== 0) throw new Error('recorded pa
 // whichever case they happen to overlap, but not this process's CPU time.
 const summarised = (tasks: readonly Case[]) => tasks.map((task) => ({
   name: task.name,
+  cpuPerRound: task.rounds.map((r) => r.cpuMicros),
   micros: median(task.rounds.map((r) => r.cpuMicros / OPS)),
   wallMicros: median(task.rounds.map((r) => ((r.to - r.from) * 1000) / OPS)),
-  gc: median(task.rounds.map((r) => gcWithin(r.from, r.to) / (r.to - r.from))),
+  // Over all its rounds: most rounds of a few ms see no collection, so a median round would read 0.
+  gc: task.rounds.reduce((sum, r) => sum + gcWithin(r.from, r.to), 0) / task.rounds.reduce((sum, r) => sum + r.to - r.from, 0),
 }))
 const summary = [...summarised(cases), ...summarised(bookCases)]
 
 console.log(
-  `node ${process.version}; dist/ build; memory store; ${observed ? 'timeline and telemetry on (defaults)' : 'timeline and telemetry off (BENCH_OBSERVE=0)'}; ${OPS} ops per case per round, median of ${ROUNDS} rounds ` +
-    `(after one warm-up round); ${fresh.length + freshToVerify.length + freshToFloor.length + freshToTimelineFloor.length + freshRecorded.length + freshUnbooked.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
+  `node ${process.version}; dist/ build; memory store; ${observed ? 'timeline and telemetry on (defaults)' : 'timeline and telemetry off (BENCH_OBSERVE=0)'}; ${OPS} ops per case per round, ${ROUNDS} rounds (after one warm-up ` +
+    `round): each case's median round, each ratio the median of the rounds' own; ${fresh.length + freshToVerify.length + freshToFloor.length + freshToTimelineFloor.length + freshRecorded.length + freshUnbooked.length} fresh callbacks of ${sample.length} bytes signed in ${signingSeconds.toFixed(1)} s\n`,
 )
 console.table(
   summary.map((row) => ({
@@ -252,11 +259,13 @@ console.table(
   })),
 )
 type Row = (typeof summary)[0]
+/** The median of the rounds' own ratios of `task` to `base`: each round's pair ran a few ms apart. */
+const pairedRatio = (task: Row, base: Row) => median(task.cpuPerRound.map((cpu, round) => cpu / (base.cpuPerRound[round] as number)))
 const [verify, verifyFresh, floor, timelineFloor, redelivery, fresher, duplicate, unbooked, recorded] = summary as [Row, Row, Row, Row, Row, Row, Row, Row, Row]
 const verdict = (ratio: number, goal: number) => `(goal <= ${goal.toFixed(2)}: ${ratio <= goal ? 'met' : 'NOT met'})`
-const newRatio = fresher.micros / verifyFresh.micros
-const duplicateRatio = duplicate.micros / verify.micros
-const redeliveryRatio = redelivery.micros / verifyFresh.micros
+const newRatio = pairedRatio(fresher, verifyFresh)
+const duplicateRatio = pairedRatio(duplicate, verify)
+const redeliveryRatio = pairedRatio(redelivery, verifyFresh)
 console.log(
   `GC share of handle() new = ${(fresher.gc * 100).toFixed(1)} %, duplicate = ${(duplicate.gc * 100).toFixed(1)} %, ` +
     `duplicate of an earlier payment = ${(redelivery.gc * 100).toFixed(1)} % ${verdict(Math.max(fresher.gc, duplicate.gc, redelivery.gc), 0.1).replace('0.10', '10 %')}`,
@@ -265,13 +274,13 @@ console.log(
 console.log(`handle(new)/verify(fresh)            = ${newRatio.toFixed(2)} time per op ${verdict(newRatio, 1.15)}${observed ? ` ${verdict(newRatio, 1.3).replace('goal', 'defaults goal')}` : ''}`)
 console.log(`handle(duplicate)/verify(one sample) = ${duplicateRatio.toFixed(2)} time per op ${verdict(duplicateRatio, 1.15)}`)
 console.log(`handle(duplicate, earlier payment)/verify(fresh) = ${redeliveryRatio.toFixed(2)} time per op ${verdict(redeliveryRatio, 1.15)}`)
-console.log(`(handle(new)/(verify(fresh) + Map insert) = ${(fresher.micros / floor.micros).toFixed(2)}: the receiver's own share, beyond the floor of ${(floor.micros / verifyFresh.micros).toFixed(2)}× verify)`)
+console.log(`(handle(new)/(verify(fresh) + Map insert) = ${pairedRatio(fresher, floor).toFixed(2)}: the receiver's own share, beyond the floor of ${pairedRatio(floor, verifyFresh).toFixed(2)}× verify)`)
 console.log(
-  `(handle(new)/(verify(fresh) + Map insert + timeline floor) = ${(fresher.micros / timelineFloor.micros).toFixed(2)}, that floor ${(timelineFloor.micros / verifyFresh.micros).toFixed(2)}× verify` +
+  `(handle(new)/(verify(fresh) + Map insert + timeline floor) = ${pairedRatio(fresher, timelineFloor).toFixed(2)}, that floor ${pairedRatio(timelineFloor, verifyFresh).toFixed(2)}× verify` +
     `${observed ? ': what the defaults add beyond the least a per-order timeline costs)' : '; the timeline is off in this run)'}`,
 )
-console.log(`(handle(new)/verify(one sample)      = ${(fresher.micros / verify.micros).toFixed(2)}: new deliveries' cold bodies against a hot one)`)
+console.log(`(handle(new)/verify(one sample)      = ${pairedRatio(fresher, verify).toFixed(2)}: new deliveries' cold bodies against a hot one)`)
 console.log(
-  `handle(new, recorded payment)/handle(new, book beside) = ${(recorded.micros / unbooked.micros).toFixed(2)}: the check against the payment book and its settling ` +
+  `handle(new, recorded payment)/handle(new, book beside) = ${pairedRatio(recorded, unbooked).toFixed(2)}: the check against the payment book and its settling ` +
     `(${(recorded.micros - unbooked.micros).toFixed(2)} µs CPU per delivery; second phase, the book holding ${freshRecorded.length} recorded payments)`,
 )
