@@ -13,29 +13,20 @@
  * a scenario's warm-up, it holds three times what the warm-up's rate takes in BENCH_DURATION), BENCH_ROUNDS (1; the best round of each scenario is
  * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
  * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child), BENCH_OBSERVE=0 (receivers without the timeline
- * and OpenTelemetry).
+ * and OpenTelemetry), BENCH_TURNS and BENCH_TURN_REQUESTS (http-turns.ts).
+ *
+ * A goal by server CPU per request (Fastify b/a, b/c) is judged on its two servers measured in turns afterwards
+ * (http-turns.ts): runs seconds apart on a shared machine read the same ratio 0.79-1.05.
  */
-import { fork } from 'node:child_process'
 import { availableParallelism } from 'node:os'
-import { fileURLToPath } from 'node:url'
-import autocannon from 'autocannon'
-import { CallbackPool, Feed, type RequestFeed, WebhookFeed } from './http-bodies.js'
-import {
-  CALLBACK_PATH,
-  CHECKSUM_TOKEN,
-  type FromServer,
-  type Scenario,
-  SCENARIOS,
-  type ServerStats,
-  startServer,
-  type ToServer,
-  WEBHOOK_PATH,
-  WEBHOOK_SECRET,
-} from './http-servers.js'
+import type autocannon from 'autocannon'
+import { CallbackPool, Feed } from './http-bodies.js'
+import { CHECKSUM_TOKEN, SCENARIOS, type Scenario } from './http-servers.js'
+import { CONNECTIONS, IN_PROCESS, feedFor, launch, load, pathFor } from './http-launch.js'
+import { inTurns, type Turns } from './http-turns.js'
 import { envNumber } from './env.js'
 
 const DURATION = envNumber('BENCH_DURATION', 3, 1)
-const CONNECTIONS = Math.floor(envNumber('BENCH_CONNECTIONS', 10, 1))
 const WARMUP = envNumber('BENCH_WARMUP', 1, 0)
 // Enough for the warm-up of the fastest callback server; each measured run then gets what its warm-up's rate asks
 // (CallbackPool.ensure). Webhooks for octokit are signed as they are sent, so they never run out.
@@ -43,69 +34,7 @@ const BODIES = Math.floor(envNumber('BENCH_BODIES', Math.ceil((DURATION + WARMUP
 /** The rate a run is sized for when there is no warm-up to measure: above any callback server seen on 2 cores. */
 const UNMEASURED_RATE = 40_000
 const ROUNDS = Math.floor(envNumber('BENCH_ROUNDS', 1, 1))
-const IN_PROCESS = process.env.BENCH_IN_PROCESS === '1'
-const PROFILE_DIR = process.env.BENCH_CPU_PROF
 const ONLY = process.env.BENCH_ONLY?.split(',').map((name) => name.trim())
-const SERVERS_FILE = fileURLToPath(new URL('./http-servers.ts', import.meta.url))
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-
-interface ServerHandle {
-  port: number
-  stats(): Promise<ServerStats>
-  close(): Promise<void>
-}
-
-async function launch(scenario: Scenario): Promise<ServerHandle> {
-  if (IN_PROCESS) {
-    const server = await startServer(scenario)
-    return { port: server.port, stats: async () => server.stats(), close: () => server.close() }
-  }
-  const profile = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${scenario}.cpuprofile`]
-  const child = fork(SERVERS_FILE, [scenario], { cwd: ROOT, execArgv: ['--import', 'tsx', ...profile] })
-  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
-  const reply = <T extends FromServer['type']>(type: T, request?: ToServer) =>
-    new Promise<Extract<FromServer, { type: T }>>((resolve, reject) => {
-      const onMessage = (message: FromServer): void => {
-        if (message.type !== type) return
-        child.off('message', onMessage)
-        resolve(message as Extract<FromServer, { type: T }>)
-      }
-      child.on('message', onMessage)
-      void exited.then((code) => reject(new Error(`the ${scenario} server exited (code ${code}) before answering "${type}"`)))
-      if (request !== undefined) child.send(request)
-    })
-  const { port } = await reply('listening').catch((error: unknown) => {
-    child.kill()
-    throw error
-  })
-  return {
-    port,
-    stats: async () => (await reply('stats', { type: 'stats' })).stats,
-    close: async () => {
-      child.send({ type: 'close' } satisfies ToServer)
-      const code = await exited
-      if (code !== 0) throw new Error(`the ${scenario} server exited with code ${code}`)
-    },
-  }
-}
-
-function load(port: number, path: string, feed: RequestFeed, seconds: number): Promise<autocannon.Result> {
-  return autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections: CONNECTIONS,
-    duration: seconds,
-    requests: [
-      {
-        method: 'POST',
-        path,
-        setupRequest: (request) => {
-          const next = feed.take()
-          return { ...request, headers: next.headers, body: next.body }
-        },
-      },
-    ],
-  })
-}
 
 interface Measured {
   scenario: Scenario
@@ -118,8 +47,8 @@ interface Measured {
 }
 
 async function measure(scenario: Scenario, pool: CallbackPool): Promise<Measured> {
-  const feed: RequestFeed = scenario === 'octokit' ? new WebhookFeed(WEBHOOK_BYTES, WEBHOOK_SECRET) : new Feed(pool)
-  const path = scenario === 'octokit' ? WEBHOOK_PATH : CALLBACK_PATH
+  const feed = feedFor(scenario, pool, WEBHOOK_BYTES)
+  const path = pathFor(scenario)
   const server = await launch(scenario)
   const problems: string[] = []
   try {
@@ -190,7 +119,7 @@ console.log(
 // Rounds go through every scenario in turn, so a burst of load from elsewhere on the machine hits one round of
 // each rather than every round of one; the best round of each is kept.
 const best = new Map<Scenario, Measured>()
-const failed: Measured[] = []
+const failed: Pick<Measured, 'scenario' | 'problems'>[] = []
 for (let round = 1; round <= ROUNDS; round++) {
   for (const scenario of selected) {
     const run = await measure(scenario, forms)
@@ -243,14 +172,27 @@ const ratios: [string, Scenario, Scenario, number, number][] = [
   ['node:http b/c', 'node-fpx', 'octokit', Number.NaN, Number.NaN],
 ]
 const verdict = (value: number, goal: number) => (Number.isNaN(goal) ? '' : ` (goal >= ${goal.toFixed(2)}: ${value >= goal ? 'met' : 'NOT met'})`)
+const byTurns: [string, Scenario, Scenario, number][] = []
 for (const [name, ours, theirs, rateGoal, cpuGoal] of ratios) {
   const [b, other] = [best.get(ours), best.get(theirs)]
   if (b === undefined || other === undefined) continue
   const ratio = b.result.requests.average / other.result.requests.average
-  // Less sensitive to other load on the machine than req/s: what each request cost the server's core.
+  // Less sensitive to other load on the machine than req/s: what each request cost the server's core. A CPU goal is
+  // judged on the two servers measured in turns (http-turns.ts), not on runs seconds apart.
   const cpu = other.serverMicros / b.serverMicros
-  const byCpu = IN_PROCESS ? '' : `, ${cpu.toFixed(2)} by server CPU per request${verdict(cpu, cpuGoal)}`
+  const byCpu = IN_PROCESS ? '' : `, ${cpu.toFixed(2)} by server CPU per request${Number.isNaN(cpuGoal) ? '' : ' (best rounds; the goal is judged in turns, below)'}`
   console.log(`${name.padEnd(17)} = ${ratio.toFixed(2)} by req/s${verdict(ratio, rateGoal)}${byCpu}`)
+  if (!IN_PROCESS && !Number.isNaN(cpuGoal)) byTurns.push([name, ours, theirs, cpuGoal])
+}
+
+for (const [name, ours, theirs, goal] of byTurns) {
+  const turns: Turns = await inTurns(ours, theirs, forms, WEBHOOK_BYTES, WARMUP)
+  const list = (micros: number[]) => micros.map((value) => value.toFixed(0)).join(' ')
+  console.log(
+    `\n${name} in turns: ${LABELS[ours].trim()} ${list(turns.ours)} µs server CPU/req; ${LABELS[theirs].trim()} ${list(turns.theirs)}\n` +
+      `${name.padEnd(17)} = ${turns.ratio.toFixed(2)} by server CPU per request, median of ${turns.ours.length} pairs of turns${verdict(turns.ratio, goal)}`,
+  )
+  if (turns.problems.length > 0) failed.push({ scenario: ours, problems: turns.problems })
 }
 
 for (const run of failed) console.error(`\n${run.scenario} FAILED:\n  ${run.problems.join('\n  ')}`)

@@ -1,0 +1,64 @@
+/**
+ * Two scenarios' servers compared in turns: both started and warmed up, then loaded one at a time for a short turn
+ * each (A B, B A, A B, ...), each turn's server CPU per request read from that server's process alone. On a shared
+ * 2-CPU machine whose speed drifts by up to 2x over seconds, runs of a few seconds one after the other read the
+ * same servers' ratio 0.79-1.05 (bench/http.ts, best round of three); a pair of turns a second apart sees the same
+ * machine, and the median of the pairs' ratios is what bench/http.ts gives for its CPU goals.
+ *
+ * Environment: BENCH_TURNS (pairs of turns, default 40), BENCH_TURN_REQUESTS (requests a turn, default 3000).
+ */
+import type autocannon from 'autocannon'
+import { type CallbackPool, Feed } from './http-bodies.js'
+import type { Scenario } from './http-servers.js'
+import { CONNECTIONS, feedFor, launch, load, pathFor } from './http-launch.js'
+import { envNumber } from './env.js'
+import { median } from './stats.js'
+
+const PAIRS = Math.floor(envNumber('BENCH_TURNS', 40, 1))
+const TURN_REQUESTS = Math.floor(envNumber('BENCH_TURN_REQUESTS', 3000, 100))
+
+export interface Turns {
+  /** Server CPU µs per request in each of `ours`' turns and `theirs`', in the order they ran. */
+  ours: number[]
+  theirs: number[]
+  /** The median over the pairs of theirs / ours (above 1: ours costs its server less per request). */
+  ratio: number
+  problems: string[]
+}
+
+function checked(label: string, run: autocannon.Result, problems: string[]): void {
+  if (run.non2xx > 0) problems.push(`${label}: ${run.non2xx} non-2xx responses ${JSON.stringify(run.statusCodeStats)}`)
+  if (run.errors > 0) problems.push(`${label}: ${run.errors} connection errors (${run.timeouts} timeouts)`)
+  if (run['2xx'] === 0) problems.push(`${label}: no successful response`)
+}
+
+export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPool, webhookBytes: number, warmupSeconds: number): Promise<Turns> {
+  const sides = [ours, theirs].map((scenario) => ({ scenario, feed: feedFor(scenario, pool, webhookBytes), path: pathFor(scenario), micros: [] as number[] }))
+  const servers = await Promise.all(sides.map((side) => launch(side.scenario)))
+  const problems: string[] = []
+  try {
+    for (const [i, side] of sides.entries()) {
+      const server = servers[i] as (typeof servers)[number]
+      const warm = await load(server.port, side.path, side.feed, Math.max(2, warmupSeconds))
+      checked(`${side.scenario} warm-up`, warm, problems)
+    }
+    for (let pair = 0; pair < PAIRS; pair++) {
+      for (const i of pair % 2 === 0 ? [0, 1] : [1, 0]) {
+        const [side, server] = [sides[i] as (typeof sides)[number], servers[i] as (typeof servers)[number]]
+        // Signed between turns, while both servers idle (autocannon may send a few more than asked).
+        if (side.feed instanceof Feed) side.feed.ensure(TURN_REQUESTS + 10 * CONNECTIONS)
+        const before = await server.stats()
+        const run = await load(server.port, side.path, side.feed, { requests: TURN_REQUESTS })
+        const after = await server.stats()
+        checked(`${side.scenario} turn ${pair + 1}`, run, problems)
+        if (after.handled - before.handled < run['2xx']) problems.push(`${side.scenario}: ${run['2xx']} responses 200 but ${after.handled - before.handled} handler runs`)
+        side.micros.push((after.cpuMicros - before.cpuMicros) / Math.max(1, after.handled - before.handled))
+      }
+    }
+    for (const side of sides) if (side.feed.wrapped) problems.push(`${side.scenario}: ran out of pre-signed bodies and resent some`)
+  } finally {
+    await Promise.all(servers.map((server) => server.close()))
+  }
+  const [mine, others] = sides.map((side) => side.micros) as [number[], number[]]
+  return { ours: mine, theirs: others, ratio: median(mine.map((micros, pair) => (others[pair] as number) / micros)), problems }
+}
