@@ -17,7 +17,7 @@
  * machine for a while (other load, the GC's background threads, which this process's CPU time counts) hits the
  * cases of a round alike; the table shows each case's median round, by this process's CPU time per operation (less
  * disturbed by other load than wall time, shown too), and each ratio is the median of the rounds' own ratios of the
- * two cases. With 7 rounds of 5000 operations and a ratio of the two medians, identical runs read 1.21-1.34 for
+ * two cases. With 7 rounds of 5000 operations and a ratio of the two medians, identical runs read 1.18-1.51 for
  * handle(new) on a quiet machine, and a duplicate below verify() itself now and then; 140 rounds of 250 and paired
  * ratios read within ±0.02 (docs/benchmarks.md). GC time is read from the engine's gc entries during each case.
  *

@@ -105,7 +105,7 @@ function optionsFor(source: TimelineSource): { kind: number; attributes: Attribu
  * while no TracerProvider is registered (the API's own no-op provider answers, and its spans record nothing) and
  * no context is active (a no-op span still carries an active parent's trace onward, to the handlers' own calls).
  * Then no span is made: with @opentelemetry/api installed and no SDK (a common case: many packages depend on the
- * API), making, entering and ending one no-op span per delivery was ~2 % of handle() (bench:receiver).
+ * API), making, entering and ending one no-op span per delivery was ~2 % of handle() (docs/benchmarks.md).
  * Undefined when the API object lacks what the test reads: spans are then always made.
  */
 function quietTracing(api: OpenTelemetryApi): (() => boolean) | undefined {
