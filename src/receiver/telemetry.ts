@@ -63,7 +63,11 @@ export interface OpenTelemetryApi {
 }
 
 export interface TelemetryOptions {
-  /** The API object; by default `@opentelemetry/api` is imported when the receiver is created, if installed. */
+  /**
+   * The API object; by default `@opentelemetry/api` is imported when the receiver is created, if installed. A
+   * hand-made one's `trace.getTracer()` hands out the tracers of its `trace.getTracerProvider()`, as the API's does;
+   * to send spans elsewhere, pass `tracerProvider`.
+   */
   api?: OpenTelemetryApi
   /** Spans go to this provider instead of the globally registered one. */
   tracerProvider?: { getTracer(name: string, version?: string): TracerLike }
@@ -101,22 +105,29 @@ function optionsFor(source: TimelineSource): { kind: number; attributes: Attribu
 }
 
 /**
- * A test, for a delivery starting now, of whether a span of the API's global tracer would be seen by anyone: not
- * while no TracerProvider is registered (the API's own no-op provider answers, and its spans record nothing) and
- * no context is active (a no-op span still carries an active parent's trace onward, to the handlers' own calls).
- * Then no span is made: with @opentelemetry/api installed and no SDK (a common case: many packages depend on the
- * API), making, entering and ending one no-op span per delivery was ~2 % of handle() (docs/benchmarks.md).
- * Undefined when the API object lacks what the test reads: spans are then always made.
+ * A test, for a delivery starting now, of whether a span of the receiver's tracer would be seen by anyone: not while
+ * the API's proxy provider it came from has no TracerProvider behind it (its tracers are then the API's no-op ones,
+ * whose spans record nothing) and no context is active (a no-op span still carries an active parent's trace onward,
+ * to the handlers' own calls). Then no span is made: with @opentelemetry/api installed and no SDK (a common case:
+ * many packages depend on the API), making, entering and ending one no-op span per delivery was ~2 % of handle()
+ * (docs/benchmarks.md). Undefined, and spans always made, when a provider was registered already (the tracer is
+ * its own, and records whatever the global registry does later), or the API object lacks what the test reads.
+ * Read right after the tracer was taken from `api.trace`.
  */
 function quietTracing(api: OpenTelemetryApi): (() => boolean) | undefined {
   const { ProxyTracerProvider, ROOT_CONTEXT } = api
   if (ProxyTracerProvider === undefined || ROOT_CONTEXT === undefined || typeof api.trace.getTracerProvider !== 'function') return undefined
-  // A proxy with no provider behind it hands out the API's no-op provider: the one a registered provider replaces.
-  const unregistered = new ProxyTracerProvider().getDelegate()
-  return () => {
-    const provider = api.trace.getTracerProvider?.()
-    // Another copy of the API (its own ProxyTracerProvider class) registered the provider: spans are made.
-    return provider instanceof ProxyTracerProvider && provider.getDelegate() === unregistered && api.context.active() === ROOT_CONTEXT
+  try {
+    // A proxy with no provider behind it hands out the API's no-op provider: the one a registered provider replaces.
+    const unregistered = new ProxyTracerProvider().getDelegate()
+    // Not the global provider read anew per delivery: `api.trace.disable()` swaps that for a new proxy, while the
+    // receiver's tracer still belongs to this one. Another copy of the API's proxy (another class): spans are made.
+    const provider = api.trace.getTracerProvider()
+    if (!(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== unregistered) return undefined
+    return () => provider.getDelegate() === unregistered && api.context.active() === ROOT_CONTEXT
+  } catch {
+    // A hand-made API this test cannot read: spans are made, as they always were.
+    return undefined
   }
 }
 

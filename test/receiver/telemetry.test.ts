@@ -177,6 +177,16 @@ describe('OpenTelemetry', () => {
     expect(receiveSpans().map((span) => span.attributes['fpx.outcome'])).toEqual(['processed'])
   })
 
+  it('keeps making spans with the tracer of a provider registered when it was created, after api.trace.disable()', async () => {
+    api.trace.setGlobalTracerProvider(tracerProvider)
+    const receiver = createReceiver({ checksumToken: TOKEN, telemetry: { api } })
+    receiver.onAny(() => {})
+    await deliver(receiver, samplePaymentFields())
+    api.trace.disable()
+    await deliver(receiver, samplePaymentFields())
+    expect(receiveSpans()).toHaveLength(2)
+  })
+
   it('with no provider registered, hands a trace active around handle() on to the handlers', async () => {
     const counting = countingApi()
     const receiver = createReceiver({ checksumToken: TOKEN, telemetry: { api: counting.api } })
