@@ -107,15 +107,14 @@ export class Claimer<TTransaction> {
     // Busy. A duplicate is never acknowledged before the first delivery's handlers succeeded: wait for them here
     // when they run in this process, otherwise let the sender retry.
     const now = Date.now()
-    retry ??= { waitUntil: now + this.leaseMs, askUntil: now + this.busyWaitMs, pauseMs: FIRST_PAUSE_MS }
-    const remaining = retry.waitUntil - now
+    const again = retry ?? { waitUntil: now + this.leaseMs, askUntil: now + this.busyWaitMs, pauseMs: FIRST_PAUSE_MS }
+    const remaining = again.waitUntil - now
     // A store that tells when its lease settles (the memory store does) needs no waiting of ours.
     let settled = claim.settled
     if (settled === undefined) {
       const local = this.inFlight.get(lease.exchangeNumber)
       if (local !== undefined) settled = local.waiting ??= new Promise<void>((resolve) => (local.wake = resolve))
     }
-    const again = retry
     if (settled !== undefined && remaining > 0) return waitFor(settled, remaining).then(() => this.claim(lease, inProcess, again))
     // Held by another process: nothing here can tell when it is done, so ask again a few times, backing off.
     const left = again.askUntil - Date.now()
