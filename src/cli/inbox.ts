@@ -61,12 +61,10 @@ async function open(url: URL, table: string | undefined, prefix: string | undefi
   return { queue: opened.store.openInbox(), close: () => opened.close() }
 }
 
-
 function line(item: InboxItem): string {
   const next = item.status === 'dead' ? `dead since ${listedTime(item.nextAttemptAt)}` : item.leasedUntil !== null ? `running until ${listedTime(item.leasedUntil)}` : `next ${listedTime(item.nextAttemptAt)}`
   return [item.id, item.status, `attempts ${item.attempts}`, item.source, `order ${item.orderNumber ?? '-'}`, `received ${listedTime(item.receivedAt)}`, next, item.lastError ?? ''].join('  ').trimEnd()
 }
-
 
 export async function inbox(argv: readonly string[], io: Io, env: NodeJS.ProcessEnv): Promise<number> {
   const args = parseArgs(argv, {

@@ -60,7 +60,6 @@ function line(payment: BookedPayment, now: number): string {
   ].join('  ')
 }
 
-
 async function bookOf(opened: OpenedStore): Promise<PaymentBook> {
   if (opened.table !== undefined) {
     // The store would create a missing table; an operator's command must not, so it looks first.

@@ -33,8 +33,6 @@ export interface SweeperParts {
   readonly settings: SweepSettings
 }
 
-
-
 const isFinal = (state: PaymentState | null | undefined) => state === 'succeeded' || state === 'failed'
 
 export class Sweeper {
