@@ -83,3 +83,11 @@ export function load(port: number, path: string, feed: RequestFeed, until: numbe
   })
 }
 
+/** What went wrong in a load run: answers other than 2xx, connection errors, mismatches and resets. */
+export function runProblems(label: string, run: autocannon.Result): string[] {
+  const problems: string[] = []
+  if (run.non2xx > 0) problems.push(`${label}: ${run.non2xx} non-2xx responses ${JSON.stringify(run.statusCodeStats)}`)
+  if (run.errors > 0) problems.push(`${label}: ${run.errors} connection errors (${run.timeouts} timeouts)`)
+  if (run.mismatches + run.resets > 0) problems.push(`${label}: ${run.mismatches} mismatches, ${run.resets} resets`)
+  return problems
+}

@@ -7,10 +7,9 @@
  *
  * Environment: BENCH_TURNS (pairs of turns, default 40), BENCH_TURN_REQUESTS (requests a turn, default 3000).
  */
-import type autocannon from 'autocannon'
 import { type CallbackPool, Feed } from './http-bodies.js'
 import type { Scenario } from './http-servers.js'
-import { CONNECTIONS, feedFor, launch, load, pathFor } from './http-launch.js'
+import { CONNECTIONS, feedFor, launch, load, pathFor, runProblems } from './http-launch.js'
 import { envNumber } from './env.js'
 import { median } from './stats.js'
 
@@ -26,12 +25,6 @@ export interface Turns {
   problems: string[]
 }
 
-function checked(label: string, run: autocannon.Result, problems: string[]): void {
-  if (run.non2xx > 0) problems.push(`${label}: ${run.non2xx} non-2xx responses ${JSON.stringify(run.statusCodeStats)}`)
-  if (run.errors > 0) problems.push(`${label}: ${run.errors} connection errors (${run.timeouts} timeouts)`)
-  if (run['2xx'] === 0) problems.push(`${label}: no successful response`)
-}
-
 export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPool, webhookBytes: number, warmupSeconds: number): Promise<Turns> {
   const sides = [ours, theirs].map((scenario) => ({ scenario, feed: feedFor(scenario, pool, webhookBytes), path: pathFor(scenario), micros: [] as number[] }))
   const servers = await Promise.all(sides.map((side) => launch(side.scenario)))
@@ -43,7 +36,7 @@ export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPo
       // Enough for the warm-up of a server faster than any seen on 2 cores, so that it never resends a body.
       if (side.feed instanceof Feed) side.feed.ensure(40_000 * warmSeconds)
       const warm = await load(server.port, side.path, side.feed, warmSeconds)
-      checked(`${side.scenario} warm-up`, warm, problems)
+      problems.push(...runProblems(`${side.scenario} warm-up`, warm))
     }
     for (let pair = 0; pair < PAIRS; pair++) {
       for (const i of pair % 2 === 0 ? [0, 1] : [1, 0]) {
@@ -53,7 +46,8 @@ export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPo
         const before = await server.stats()
         const run = await load(server.port, side.path, side.feed, { requests: TURN_REQUESTS })
         const after = await server.stats()
-        checked(`${side.scenario} turn ${pair + 1}`, run, problems)
+        problems.push(...runProblems(`${side.scenario} turn ${pair + 1}`, run))
+        if (run['2xx'] === 0) problems.push(`${side.scenario} turn ${pair + 1}: no successful response`)
         if (after.handled - before.handled < run['2xx']) problems.push(`${side.scenario}: ${run['2xx']} responses 200 but ${after.handled - before.handled} handler runs`)
         side.micros.push((after.cpuMicros - before.cpuMicros) / Math.max(1, after.handled - before.handled))
       }

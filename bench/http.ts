@@ -22,7 +22,7 @@ import { availableParallelism } from 'node:os'
 import type autocannon from 'autocannon'
 import { CallbackPool, Feed } from './http-bodies.js'
 import { CHECKSUM_TOKEN, SCENARIOS, type Scenario } from './http-servers.js'
-import { CONNECTIONS, IN_PROCESS, feedFor, launch, load, pathFor } from './http-launch.js'
+import { CONNECTIONS, IN_PROCESS, feedFor, launch, load, pathFor, runProblems } from './http-launch.js'
 import { inTurns, type Turns } from './http-turns.js'
 import { envNumber } from './env.js'
 
@@ -61,12 +61,7 @@ async function measure(scenario: Scenario, pool: CallbackPool): Promise<Measured
     const result = await load(server.port, path, feed, DURATION)
     const client = process.cpuUsage(clientBefore)
     const after = await server.stats()
-    for (const [label, run] of [['warm-up', warm], ['run', result]] as const) {
-      if (run === undefined) continue
-      if (run.non2xx > 0) problems.push(`${label}: ${run.non2xx} non-2xx responses ${JSON.stringify(run.statusCodeStats)}`)
-      if (run.errors > 0) problems.push(`${label}: ${run.errors} connection errors (${run.timeouts} timeouts)`)
-      if (run.mismatches + run.resets > 0) problems.push(`${label}: ${run.mismatches} mismatches, ${run.resets} resets`)
-    }
+    for (const [label, run] of [['warm-up', warm], ['run', result]] as const) if (run !== undefined) problems.push(...runProblems(label, run))
     if (result['2xx'] === 0) problems.push('no successful response at all')
     // Each 200 follows a handler run, unless it was answered as a duplicate without one.
     const ok = result['2xx'] + (warm?.['2xx'] ?? 0)
