@@ -95,6 +95,26 @@ describe('memoryStore maxEntries', () => {
     expect(await remembers(store, 'EX3')).toBe(true)
   })
 
+  it('keeps forgetting the payment completed longest ago as payments keep coming past the cap, around a claim in flight', async () => {
+    const store = memoryStore({ maxEntries: 3 })
+    expect((await store.claim({ ...ref('EX-held'), leaseMs: LEASE_MS })).outcome).toBe('claimed')
+    const expectNewest = async (done: string[], gone: string[]) => {
+      for (const ex of done) expect(await remembers(store, ex)).toBe(true)
+      for (const ex of gone) expect(await remembers(store, ex)).toBe(false)
+    }
+    // Many times round the map: the store resumes its walk from where the last forgetting stopped (oldest-first.ts).
+    for (let i = 0; i < 20; i++) {
+      await handle(store, `EX${i}`)
+      if (i >= 3) await expectNewest([`EX${i - 1}`, `EX${i}`], [`EX${i - 2}`])
+    }
+    expect((await store.claim({ ...ref('EX-held', 'succeeded', 'someone else'), leaseMs: LEASE_MS })).outcome).toBe('busy')
+    expect(await store.complete(ref('EX-held'))).toBe(true)
+    for (let i = 20; i < 30; i++) {
+      await handle(store, `EX${i}`)
+      await expectNewest([`EX${i - 1}`, `EX${i}`], [`EX${i - 3}`])
+    }
+  })
+
   it('lets the map exceed the cap rather than refuse when every entry is in flight', async () => {
     const store = memoryStore({ maxEntries: 2 })
     for (const ex of ['EX1', 'EX2', 'EX3']) expect((await store.claim({ ...ref(ex), leaseMs: LEASE_MS })).outcome).toBe('claimed')

@@ -44,4 +44,15 @@ describe('memory payment book: maxEntries', () => {
     expect(await book.find('B')).toBeUndefined()
     expect(await book.find('A')).toMatchObject({ status: 'succeeded' })
   })
+  it('keeps forgetting the payment closed longest ago as payments keep coming past the cap', async () => {
+    const store = memoryStore({ maxEntries: 3 })
+    const book = store.paymentBook!()
+    for (let i = 0; i < 20; i++) {
+      expect(await book.record(payment(`P${i}`))).toBe('created')
+      expect(await book.settle(ref(`P${i}`), 'succeeded', `EX-${i}`)).toBe(true)
+      if (i < 3) continue
+      expect(await book.find(`P${i - 3}`)).toBeUndefined()
+      for (const kept of [i - 2, i - 1, i]) expect(await book.find(`P${kept}`)).toMatchObject({ status: 'succeeded' })
+    }
+  })
 })

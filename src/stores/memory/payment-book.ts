@@ -15,6 +15,9 @@ import {
   type SweepLock,
 } from '../../contract/payment-book.js'
 import { offerLocalBook } from '../../contract/local-book.js'
+import { OldestFirst } from './oldest-first.js'
+
+const FORGET_EVERY = 256
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -44,6 +47,9 @@ export class MemoryPaymentBook implements PaymentBook {
    * uid reads them, and a find or settle by uid takes the key made once (no string built per delivery).
    */
   private readonly keys = new Map<string, Map<string, string>>()
+  private readonly oldestOpen = new OldestFirst(this.open)
+  private readonly oldestClosed = new OldestFirst(this.closed)
+  private records = 0
 
   constructor(
     private readonly retentionMs: number,
@@ -56,7 +62,9 @@ export class MemoryPaymentBook implements PaymentBook {
 
   async record(payment: CreatedPayment): Promise<RecordOutcome> {
     const now = Date.now()
-    this.forgetExpired(now)
+    // Not on every record: a walk from the front steps over the slots that forgetting there left (oldest-first.ts).
+    // Until then held() reads an expired payment as gone, and the cap forgets it first.
+    if (++this.records % FORGET_EVERY === 0) this.forgetExpired(now)
     checkedUid(payment.uid)
     const known = this.keyFor(payment)
     const held = known === undefined ? undefined : this.held(known, now)
@@ -189,11 +197,12 @@ export class MemoryPaymentBook implements PaymentBook {
    * (the one recorded first), so that memory stays bounded as the store's maxEntries promises.
    */
   private makeRoom(): void {
-    const victim = this.closed.entries().next()
-    if (victim.done !== true) this.forget(victim.value[0], victim.value[1].booked)
+    // Every entry the walks hand out is forgotten, so each one's next is the oldest left.
+    const closed = this.oldestClosed.next()
+    if (closed !== undefined) this.forget(closed[0], closed[1].booked)
     else {
-      const oldest = this.open.entries().next()
-      if (oldest.done !== true) this.forget(oldest.value[0], oldest.value[1])
+      const open = this.oldestOpen.next()
+      if (open !== undefined) this.forget(open[0], open[1])
     }
   }
 }

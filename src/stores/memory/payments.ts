@@ -1,4 +1,5 @@
 import type { PaymentState } from '../../core/payment.js'
+import { OldestFirst } from './oldest-first.js'
 import { RecordClock } from './record-clock.js'
 import { type KeptDelivery, type KeptTrail, type Timeline, timelineExpiry } from './trail.js'
 
@@ -44,6 +45,7 @@ export type Entry = number | Lease | KeptDelivery | KeptTrail
 export class Payments {
   readonly entries = new Map<string, Entry>()
   readonly clock: RecordClock
+  private readonly oldest = new OldestFirst(this.entries)
 
   constructor(
     readonly retentionMs: number,
@@ -80,8 +82,9 @@ export class Payments {
    * may take the map past the cap until they complete.
    */
   makeRoom(now: number, keep: string, limit: number): void {
-    for (const [key, entry] of this.entries) {
-      if (this.entries.size <= limit) return
+    // Each entry offered at most once a call: when all are in flight, the map stays past the cap.
+    for (let offered = 0, size = this.entries.size; offered < size && this.entries.size > limit; offered++) {
+      const [key, entry] = this.oldest.next() as [string, Entry]
       if (key === keep || (entry instanceof Lease && entry.expiresAt > now)) continue
       this.entries.delete(key)
       if (entry instanceof Lease) entry.settle?.()

@@ -1,6 +1,7 @@
 import { detached } from '../../contract/detached.js'
 import type { DeliveryTrace } from '../../contract/delivery-trace.js'
 import { byTime, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
+import { OldestFirst } from './oldest-first.js'
 import { type Entry, Lease, type Payments } from './payments.js'
 import { addEntries, type Timeline, timelineExpiry, withItems } from './trail.js'
 
@@ -20,6 +21,7 @@ const SWEEP_EVERY = 256
  */
 export class MemoryTimeline {
   private readonly byOrder = new Map<string, Timeline>()
+  private readonly oldestByOrder = new OldestFirst(this.byOrder)
   private appends = 0
 
   constructor(private readonly payments: Payments) {}
@@ -107,7 +109,7 @@ export class MemoryTimeline {
         this.byOrder.delete(key)
         this.byOrder.set(detached(key), timeline)
       } else if (timeline !== previous) this.byOrder.set(previous === undefined ? detached(key) : key, timeline)
-      if (this.byOrder.size > maxEntries) this.byOrder.delete(this.byOrder.keys().next().value as string)
+      if (this.byOrder.size > maxEntries) this.byOrder.delete((this.oldestByOrder.next() as [string, Timeline])[0])
     }
   }
 
