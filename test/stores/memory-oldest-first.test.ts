@@ -29,6 +29,18 @@ describe('OldestFirst', () => {
     expect(oldest.next()).toEqual(['c', 4])
   })
 
+  it('starts from the front again once told to restart', () => {
+    const map = new Map([
+      ['a', 1],
+      ['b', 2],
+    ])
+    const oldest = new OldestFirst(map)
+    expect(oldest.next()).toEqual(['a', 1])
+    oldest.restart()
+    expect(oldest.next()).toEqual(['a', 1])
+    expect(oldest.next()).toEqual(['b', 2])
+  })
+
   it('keeps its place through the compaction of a large map', () => {
     const map = new Map<number, number>()
     for (let i = 0; i < 10_000; i++) map.set(i, i)

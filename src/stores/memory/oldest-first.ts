@@ -8,18 +8,26 @@
  * of the map and started over; entries added or moved to the end meanwhile come after the ones already there.
  */
 export class OldestFirst<K, V> {
-  private walk: MapIterator<[K, V]>
+  // Made at the first call, not before: a walk holds on to the table V8 replaced when the map grew, and each
+  // replaced table to the next, until the walk moves on; one left idle below the cap was half the map's size again.
+  private walk: MapIterator<[K, V]> | undefined
 
-  constructor(private readonly map: Map<K, V>) {
-    this.walk = map.entries()
-  }
+  constructor(private readonly map: Map<K, V>) {}
 
   /** The next entry; after the newest, the oldest again. Undefined only when the map is empty. */
   next(): [K, V] | undefined {
-    const step = this.walk.next()
-    if (step.done !== true) return step.value
+    const step = this.walk?.next()
+    if (step !== undefined && step.done !== true) return step.value
     this.walk = this.map.entries()
     const again = this.walk.next()
     return again.done === true ? undefined : again.value
+  }
+
+  /**
+   * Lets go of the walk: the next call starts from the front. The stores call it from their periodic sweeps, so
+   * that a walk no longer needed (the map fell below its cap) holds no replaced tables for long.
+   */
+  restart(): void {
+    this.walk = undefined
   }
 }

@@ -174,6 +174,8 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   private forgetExpired(now: number): void {
+    this.oldestOpen.restart()
+    this.oldestClosed.restart()
     for (const [key, closed] of this.closed) {
       if (closed.until > now) return
       this.forget(key, closed.booked)

@@ -62,6 +62,7 @@ export class Payments {
   }
 
   sweep(now: number): void {
+    this.oldest.restart()
     for (const [key, entry] of this.entries) {
       if (entry instanceof Lease) {
         // A lease whose owner never came back (a handler that never settled), expired for as long as a record

@@ -114,6 +114,7 @@ export class MemoryTimeline {
   }
 
   private sweepByOrder(now: number): void {
+    this.oldestByOrder.restart()
     for (const [key, timeline] of this.byOrder) {
       if (timelineExpiry(timeline, this.payments.retentionMs) > now) return
       this.byOrder.delete(key)
