@@ -13,14 +13,14 @@ const trace = (i: number, at: number) =>
   new DeliveryTrace('EX1', 'ORD1', 'succeeded', 'callback', 'tag', i, true, at, at + 1, at + 2, 'duplicate', null, 200, null)
 
 describe('the memory store’s timeline of one payment', () => {
-  it('keeps a lone delivery as one object, then a trail bounded to between one and two times the read limit', () => {
+  it('keeps a lone delivery as one string, then a trail bounded to between one and two times the read limit', () => {
     const now = Date.now()
-    const first = withItems(undefined, [trace(0, now)], 0, 1, now, DAY_MS)
-    expect(isTrail(first)).toBe(false)
+    const first = withItems(undefined, [trace(0, now)], 0, 1, now, DAY_MS, undefined)
+    expect(typeof first).toBe('string')
     let timeline = first
     const sizes: number[] = []
     for (let i = 1; i < 2000; i++) {
-      timeline = withItems(timeline, [trace(i, now)], 0, 1, now, DAY_MS)
+      timeline = withItems(timeline, [trace(i, now)], 0, 1, now, DAY_MS, undefined)
       if (isTrail(timeline)) sizes.push(timeline.count)
     }
     expect(isTrail(timeline)).toBe(true)
@@ -34,18 +34,22 @@ describe('the memory store’s timeline of one payment', () => {
     for (const source of TIMELINE_SOURCES)
       for (const state of [null, ...PAYMENT_STATES])
         for (const closing of TIMELINE_EVENTS)
-          for (const [verified, status] of [[true, 200], [false, 401], [true, 503], [true, 999]] as const) {
-            const delivered = new DeliveryTrace('EX1', 'ORD1', state, source, 'tag', 7, verified, now, now + 1, now + 2, closing, 'some_code', status, 'why')
-            const read: TimelineEntry[] = []
-            addEntries(withItems(undefined, [delivered], 0, 1, now, DAY_MS), 'EX1', read)
-            expect(read).toEqual(delivered.entries())
-          }
+          for (const [verified, status] of [[true, 200], [false, 401], [true, 503], [true, 999]] as const)
+            // Without a code and message a lone delivery is kept as one string (packed-delivery.ts), with them as an object.
+            for (const [code, message, kept] of [[null, null, 'string'], ['some_code', 'why', 'object']] as const) {
+              const delivered = new DeliveryTrace('EX1', 'ORD1', state, source, 'tag', 7, verified, now, now + 1, now + 2, closing, code, status, message)
+              const timeline = withItems(undefined, [delivered], 0, 1, now, DAY_MS, undefined)
+              expect(typeof timeline).toBe(kept)
+              const read: TimelineEntry[] = []
+              addEntries(timeline, 'EX1', read)
+              expect(read).toEqual(delivered.entries())
+            }
   })
 
   it('starts a payment’s timeline over once it is past retention', () => {
     const now = Date.now()
-    const old = withItems(undefined, [trace(0, now - 2 * DAY_MS)], 0, 1, now - 2 * DAY_MS, DAY_MS)
-    const fresh = withItems(old, [trace(1, now)], 0, 1, now, DAY_MS)
+    const old = withItems(undefined, [trace(0, now - 2 * DAY_MS)], 0, 1, now - 2 * DAY_MS, DAY_MS, undefined)
+    const fresh = withItems(old, [trace(1, now)], 0, 1, now, DAY_MS, undefined)
     expect(isTrail(fresh)).toBe(false)
   })
 })
@@ -89,5 +93,31 @@ describe('the memory store keeps a payment’s record and timeline as one', () =
     expect((await deliver(receiver, 7)).response.outcome).toBe('duplicate')
     const events = (await receiver.timeline({ exchangeNumber: String(fields.exchange_number) })).map((entry) => entry.event)
     expect(events).toEqual(['received', 'verified', 'handler_failed', 'received', 'verified', 'processed', 'received', 'verified', 'duplicate'])
+  })
+  it('reads a payment’s handled states back from the one string its lone delivery is kept as', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN, store: memoryStore() })
+    receiver.onAny(() => {})
+    const pending = { payment_status: 'false', fpx_debit_auth_code: '99', fpx_model: 'B2B1', transaction_amount_received: '0.00' }
+    const send = async (extra: Record<string, string>) => {
+      const fields = samplePaymentFields({ exchange_number: 'ULDYE1656669999', order_number: 'ORDER-2026-199999999', fpx_model: 'B2B1', ...extra })
+      const { body, contentType } = signCallback(fields, TOKEN)
+      const response = await receiver.handle({ kind: 'callback', body: Buffer.from(body), contentType })
+      // Each one's timeline written before the next arrives: the next claim reads the record from what was written.
+      await receiver.flush()
+      return response.outcome
+    }
+    expect(await send(pending)).toBe('processed')
+    expect(await send(pending)).toBe('duplicate')
+    expect(await send({})).toBe('processed')
+    expect(await send(pending)).toBe('stale')
+    expect(await send({})).toBe('duplicate')
+    const events = (await receiver.timeline({ exchangeNumber: 'ULDYE1656669999' })).map((entry) => `${entry.state}:${entry.event}`)
+    expect(events.filter((event) => !event.endsWith(':received') && !event.endsWith(':verified'))).toEqual([
+      'pending:processed',
+      'pending:duplicate',
+      'succeeded:processed',
+      'pending:stale',
+      'succeeded:duplicate',
+    ])
   })
 })

@@ -1,7 +1,7 @@
 import type { PaymentState } from '../../core/payment.js'
 import { OldestFirst } from './oldest-first.js'
 import { RecordClock } from './record-clock.js'
-import { type KeptDelivery, type KeptTrail, type Timeline, timelineExpiry } from './trail.js'
+import { recordOf, type Timeline, timelineExpiry } from './trail.js'
 
 /**
  * The memory store's one map of payments, by exchange_number. A payment's entry holds everything the store knows of
@@ -40,7 +40,7 @@ export class Lease {
  * A payment's entry: its bare record (most payments, without a timeline), a claim in flight, or its timeline with
  * its record in it (undefined while no state of it was handled).
  */
-export type Entry = number | Lease | KeptDelivery | KeptTrail
+export type Entry = number | Lease | Timeline
 
 export class Payments {
   readonly entries = new Map<string, Entry>()
@@ -58,7 +58,8 @@ export class Payments {
   expiresAt(entry: number | Timeline): number {
     if (typeof entry === 'number') return this.clock.expiresAt(entry)
     const timeline = timelineExpiry(entry, this.retentionMs)
-    return entry.record === undefined ? timeline : Math.max(timeline, this.clock.expiresAt(entry.record))
+    const record = recordOf(entry)
+    return record === undefined ? timeline : Math.max(timeline, this.clock.expiresAt(record))
   }
 
   sweep(now: number): void {

@@ -7,7 +7,7 @@ import { MemoryPaymentBook, MemorySweepLock } from './payment-book.js'
 import { Lease, Payments } from './payments.js'
 import { handledOf } from './record-clock.js'
 import { MemoryTimeline } from './timeline.js'
-import type { Timeline } from './trail.js'
+import { recordOf, type Timeline, withRecord } from './trail.js'
 import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from '../../contract/store.js'
 
 export interface MemoryStoreOptions {
@@ -59,9 +59,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   /** What a payment's entry becomes when no claim holds it: its record alone, or its timeline holding the record. */
   function settledEntry(record: number | undefined, lease: Lease): number | Timeline | undefined {
     const timeline = lease.timeline
-    if (timeline === undefined) return record
-    timeline.record = record
-    return timeline
+    return timeline === undefined ? record : withRecord(timeline, record)
   }
 
   /**
@@ -84,7 +82,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       record = found.previous
       kept = found.timeline
     } else if (found !== undefined) {
-      record = found.record
+      record = recordOf(found)
       kept = found
     }
     // Past retention: forgotten, as if never seen, unless a live lease (its own owner's, claiming again) holds it.

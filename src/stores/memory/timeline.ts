@@ -3,7 +3,7 @@ import type { DeliveryTrace } from '../../contract/delivery-trace.js'
 import { byTime, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
 import { OldestFirst } from './oldest-first.js'
 import { type Entry, Lease, type Payments } from './payments.js'
-import { addEntries, type Timeline, timelineExpiry, withItems } from './trail.js'
+import { addEntries, recordOf, type Timeline, timelineExpiry, withItems } from './trail.js'
 
 /** What the receiver and custom callers write: entries, or a delivery's entries as its trace. */
 type Given = TimelineEntry | DeliveryTrace
@@ -72,19 +72,18 @@ export class MemoryTimeline {
     const found = entries.get(key)
     if (found instanceof Lease) {
       // A claim in flight carries the timeline to its completion or release.
-      found.timeline = withItems(found.timeline, items, from, to, now, retentionMs)
+      found.timeline = withItems(found.timeline, items, from, to, now, retentionMs, undefined)
       return
     }
     if (found === undefined) {
       // A new key is kept for the retention: detached, or it keeps its delivery's whole body alive (contract/detached.ts).
-      entries.set(detached(key), withItems(undefined, items, from, to, now, retentionMs))
+      entries.set(detached(key), withItems(undefined, items, from, to, now, retentionMs, undefined))
       if (entries.size > maxEntries) this.payments.makeRoom(now, key, maxEntries)
       return
     }
     const before = this.payments.expiresAt(found)
-    const record = typeof found === 'number' ? found : found.record
-    const timeline = withItems(typeof found === 'number' ? undefined : found, items, from, to, now, retentionMs)
-    timeline.record = record
+    const record = typeof found === 'number' ? found : recordOf(found)
+    const timeline = withItems(typeof found === 'number' ? undefined : found, items, from, to, now, retentionMs, record)
     // Moved to the end (the cap forgets from the front, the sweep stops at the first payment still kept) only when
     // it has aged by 1/64 of the retention: deleting and re-adding a key on every write makes V8 rehash a large
     // Map every few operations. A payment's entries are written just after its completion, which moved it.
@@ -103,7 +102,7 @@ export class MemoryTimeline {
       const key = item.orderNumber
       const previous = this.byOrder.get(key)
       const before = previous === undefined ? 0 : timelineExpiry(previous, retentionMs)
-      const timeline = withItems(previous, items, i, i + 1, now, retentionMs)
+      const timeline = withItems(previous, items, i, i + 1, now, retentionMs, undefined)
       // Moved to the end as the payments' entries are (addToPayment).
       if (previous !== undefined && now + retentionMs - before > retentionMs / 64) {
         this.byOrder.delete(key)

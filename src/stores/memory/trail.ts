@@ -1,12 +1,15 @@
 import { DeliveryTrace } from '../../contract/delivery-trace.js'
 import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import { MAX_TIMELINE_ENTRIES, TIMELINE_EVENTS, TIMELINE_SOURCES, type TimelineEntry } from '../../contract/timeline.js'
+import { type DeliveryFields, type PackedDelivery, packDelivery, packedAnsweredAfter, packedKind, packedRecord, unpackDelivery, withPackedRecord } from './packed-delivery.js'
 
 /*
  * One payment's timeline in the memory store, in the payment's own entry (payments.ts) with its record. Kept for the
  * retention, so kept small: what the GC copies and walks for every payment kept was most of what the timeline cost.
- * Most payments have one delivery: its entry is one KeptDelivery, the record beside the delivery's times and
- * outcome. A payment with more (or with entries that are no delivery) keeps a KeptTrail.
+ * Most payments have one delivery: its entry is one string holding the record and the delivery (packed-delivery.ts),
+ * or, when the delivery cannot be packed, one KeptDelivery. A payment with more (or with entries that are no
+ * delivery) keeps a KeptTrail: the lone delivery's string as it was, then objects (a trail is written to again, where
+ * packing each delivery cost more than it saved).
  */
 
 // Times are kept as milliseconds since this module was loaded: small integers for 24 days of uptime, where a
@@ -53,24 +56,15 @@ const VERIFIED = 1 << EVENT.end
 const STATUS_SHIFT = EVENT.end + 1
 
 /**
- * One delivery's entries (received, verified when it was, the event that ended it), kept as one object and made
- * into entries when read. State, source, closing event, verified and status are one small integer (`kind`).
+ * One delivery's entries (received, verified when it was, the event that ended it), made into entries when read.
+ * State, source, closing event, verified and status are one small integer (`kind`). Kept as this object in a trail,
+ * and alone when it cannot be packed into a string (packed-delivery.ts): with an error code or message.
  * A plain object made by one literal (keptDelivery), not a class: V8 then sees that nearly all of them survive and
- * allocates them where long-lived objects go, instead of copying each through the young generation, which was most
- * of what keeping the timeline cost a delivery in GC.
+ * allocates them where long-lived objects go, instead of copying each through the young generation.
  */
-export interface KeptDelivery {
+export interface KeptDelivery extends DeliveryFields {
   /** The payment's record (payments.ts) while this is the payment's whole timeline; unused inside a trail. */
   record: number | undefined
-  readonly orderNumber: string | null
-  readonly receivedAfter: number
-  readonly verifiedAfter: number
-  readonly answeredAfter: number
-  readonly kind: number
-  readonly attemptTag: string
-  readonly attemptNumber: number
-  readonly code: string | null
-  readonly message: string | null
 }
 
 /**
@@ -96,7 +90,7 @@ export function keptDelivery(trace: DeliveryTrace): KeptDelivery {
 
 const answeredAt = (kept: KeptDelivery): number => ORIGIN + kept.receivedAfter + kept.answeredAfter
 
-function addDeliveryEntries(kept: KeptDelivery, into: TimelineEntry[], exchangeNumber: string | null): void {
+function addDeliveryEntries(kept: DeliveryFields, into: TimelineEntry[], exchangeNumber: string | null): void {
   const { kind, orderNumber } = kept
   const receivedAt = ORIGIN + kept.receivedAfter
   const attempt = `${kept.attemptTag}-${kept.attemptNumber}`
@@ -119,11 +113,11 @@ function addDeliveryEntries(kept: KeptDelivery, into: TimelineEntry[], exchangeN
   into.push(entry(receivedAt + kept.answeredAfter, EVENT.unpack(kind), kept.code, kind >> STATUS_SHIFT, kept.message))
 }
 
-/** An entry a custom caller wrote, or one delivery. */
-export type Item = TimelineEntry | KeptDelivery
+/** An entry a custom caller wrote, or one delivery (packed when it was the payment's lone one). */
+export type Item = TimelineEntry | KeptDelivery | PackedDelivery
 
 /** Every entry has an event; a kept delivery has none of its own. */
-const isDelivery = (item: Item): item is KeptDelivery => (item as Partial<TimelineEntry>).event === undefined
+const isDelivery = (item: TimelineEntry | KeptDelivery): item is KeptDelivery => (item as Partial<TimelineEntry>).event === undefined
 
 /** A payment's timeline once it has more than one delivery, or an entry that is no delivery. */
 export interface KeptTrail {
@@ -135,23 +129,44 @@ export interface KeptTrail {
   expiresAt: number
 }
 
-export type Timeline = KeptDelivery | KeptTrail
+export type Timeline = PackedDelivery | KeptDelivery | KeptTrail
 
-export const isTrail = (timeline: Timeline): timeline is KeptTrail => (timeline as Partial<KeptTrail>).items !== undefined
+export const isTrail = (timeline: Timeline): timeline is KeptTrail => typeof timeline !== 'string' && (timeline as Partial<KeptTrail>).items !== undefined
 
-const sizeOf = (item: Item): number => (isDelivery(item) ? (item.kind & VERIFIED ? 3 : 2) : 1)
+/** The payment's record that the timeline holds (undefined while no state of it was handled). */
+export const recordOf = (timeline: Timeline): number | undefined => (typeof timeline === 'string' ? packedRecord(timeline) : timeline.record)
+
+/** The timeline holding `record` as its payment's record: the same object, or a new string. */
+export function withRecord(timeline: Timeline, record: number | undefined): Timeline {
+  if (typeof timeline === 'string') return withPackedRecord(timeline, record)
+  timeline.record = record
+  return timeline
+}
+
+function sizeOf(item: Item): number {
+  if (typeof item === 'string') return packedKind(item) & VERIFIED ? 3 : 2
+  return isDelivery(item) ? (item.kind & VERIFIED ? 3 : 2) : 1
+}
 
 /** When the timeline may be forgotten: retentionMs after it was last written (a lone delivery: after its answer). */
 export function timelineExpiry(timeline: Timeline, retentionMs: number): number {
+  if (typeof timeline === 'string') return ORIGIN + packedAnsweredAfter(timeline) + retentionMs
   return isTrail(timeline) ? timeline.expiresAt : answeredAt(timeline) + retentionMs
 }
 
 /** What the store keeps of an item it is given: a delivery's trace compactly, an entry as it is. */
 const keptItem = (item: TimelineEntry | DeliveryTrace): Item => (item instanceof DeliveryTrace ? keptDelivery(item) : item)
 
+/** A payment's lone delivery, holding its record: packed into a string where it can be. */
+function loneDelivery(trace: DeliveryTrace, record: number | undefined): PackedDelivery | KeptDelivery {
+  const kept = keptDelivery(trace)
+  kept.record = record
+  return packDelivery(kept, record) ?? kept
+}
+
 /**
- * The timeline with given[from, to) added: to `timeline` while it lives (past retention, it starts over). The caller
- * sets the payment's record on what it returns.
+ * The timeline with given[from, to) added: to `timeline` while it lives (past retention, it starts over), holding
+ * `record` as its payment's record.
  */
 export function withItems(
   timeline: Timeline | undefined,
@@ -160,18 +175,17 @@ export function withItems(
   to: number,
   now: number,
   retentionMs: number,
+  record: number | undefined,
 ): Timeline {
   const live = timeline !== undefined && timelineExpiry(timeline, retentionMs) > now ? timeline : undefined
-  let first: Item | undefined
-  if (live === undefined && to - from === 1) {
-    first = keptItem(given[from] as TimelineEntry | DeliveryTrace)
-    if (isDelivery(first)) return first
-  }
+  // A lone delivery is the payment's whole timeline, holding its record.
+  if (live === undefined && to - from === 1 && given[from] instanceof DeliveryTrace) return loneDelivery(given[from], record)
   let trail: KeptTrail
   if (live !== undefined && isTrail(live)) trail = live
+  // The lone delivery joins the trail as it is: the record it holds is not read there.
   else trail = { record: undefined, items: live === undefined ? [] : [live], count: live === undefined ? 0 : sizeOf(live), expiresAt: 0 }
   for (let i = from; i < to; i++) {
-    const item = i === from && first !== undefined ? first : keptItem(given[i] as TimelineEntry | DeliveryTrace)
+    const item = keptItem(given[i] as TimelineEntry | DeliveryTrace)
     trail.items.push(item)
     trail.count += sizeOf(item)
   }
@@ -183,6 +197,7 @@ export function withItems(
     trail.items.splice(0, drop)
   }
   trail.expiresAt = now + retentionMs
+  trail.record = record
   return trail
 }
 
@@ -191,7 +206,8 @@ export function withItems(
  * their exchange_number, are given `exchangeNumber`.
  */
 export function addEntries(timeline: Timeline, exchangeNumber: string | null, into: TimelineEntry[], orderNumber?: string): void {
-  for (const item of isTrail(timeline) ? timeline.items : [timeline]) {
+  for (const kept of isTrail(timeline) ? timeline.items : [timeline]) {
+    const item = typeof kept === 'string' ? unpackDelivery(kept) : kept
     if (orderNumber !== undefined && item.orderNumber !== orderNumber) continue
     if (isDelivery(item)) addDeliveryEntries(item, into, exchangeNumber)
     else into.push(item)
