@@ -12,9 +12,9 @@
  * Environment: BENCH_CAP (payments held, default 100,000), BENCH_OPS (new payments a round, default 500),
  * BENCH_ROUNDS (default 40).
  */
-import { randomUUID } from 'node:crypto'
-import type { CreatedPayment, PaymentBook } from '../src/contract/payment-book.js'
+import type { PaymentBook } from '../src/contract/payment-book.js'
 import type { ReceiverStore } from '../src/contract/store.js'
+import { createdPayment } from '../test/stores/payment-book-fixtures.js'
 import { type Core, fromDist } from './dist.js'
 import { envInteger } from './env.js'
 import { median } from './stats.js'
@@ -25,7 +25,6 @@ const CAP = envInteger('BENCH_CAP', 100_000, 10)
 const OPS = envInteger('BENCH_OPS', 500, 1)
 const ROUNDS = envInteger('BENCH_ROUNDS', 40, 1)
 const GOAL = 1.5
-const UID = 'c6b5f1c4-0000-4000-8000-000000000001'
 
 let serial = 0
 const nextNumber = () => `EX${(serial++).toString().padStart(12, '0')}`
@@ -36,18 +35,8 @@ async function newPayment(store: ReceiverStore): Promise<void> {
   if (claim.outcome !== 'claimed' || !(await store.complete(lease))) throw new Error(`a new payment was not claimed and completed: ${claim.outcome}`)
 }
 
-const created = (): CreatedPayment => ({
-  orderNumber: `ORD-${randomUUID()}`,
-  amountSen: 10_020,
-  uid: UID,
-  kind: 'form',
-  createdAt: new Date(),
-  exchangeNumber: null,
-  attached: {},
-})
-
 async function bookPayment(book: PaymentBook, settled: boolean): Promise<void> {
-  const payment = created()
+  const payment = createdPayment({ attached: {} })
   if ((await book.record(payment)) !== 'created') throw new Error('a new payment was not recorded')
   if (settled && !(await book.settle(payment, 'succeeded', nextNumber()))) throw new Error('a recorded payment was not settled')
 }
