@@ -2,7 +2,8 @@
  * Starting bench/http.ts's servers (each in a child process of its own, unless BENCH_IN_PROCESS=1) and loading them
  * with autocannon, for whole runs (http.ts) and for turns (http-turns.ts).
  */
-import { fork } from 'node:child_process'
+import { execFileSync, fork } from 'node:child_process'
+import { availableParallelism } from 'node:os'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { type CallbackPool, Feed, type RequestFeed, WebhookFeed } from './http-bodies.js'
@@ -16,6 +17,17 @@ const SERVERS_FILE = fileURLToPath(new URL('./http-servers.ts', import.meta.url)
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 /** The requests a scenario is sent: octokit's signed webhooks, the others the pool's callbacks. */
+/**
+ * BENCH_PIN=1 (Linux, taskset): the servers on the last CPU, this process (the load generator) on the others, all
+ * threads of each, so that the scheduler never puts a server and the load on one CPU for part of a run.
+ */
+const PIN = process.env.BENCH_PIN === '1'
+const SERVER_CPU = availableParallelism() - 1
+function pin(pid: number, cpus: string | number): void {
+  execFileSync('taskset', ['-a', '-p', '-c', String(cpus), String(pid)], { stdio: 'ignore' })
+}
+if (PIN) pin(process.pid, SERVER_CPU === 0 ? 0 : `0-${SERVER_CPU - 1}`)
+
 export function feedFor(scenario: Scenario, pool: CallbackPool, webhookBytes: number): RequestFeed {
   return scenario === 'octokit' ? new WebhookFeed(webhookBytes, WEBHOOK_SECRET) : new Feed(pool)
 }
@@ -37,6 +49,7 @@ export async function launch(scenario: Scenario): Promise<ServerHandle> {
   }
   const profile = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${scenario}.cpuprofile`]
   const child = fork(SERVERS_FILE, [scenario], { cwd: ROOT, execArgv: ['--import', 'tsx', ...profile] })
+  if (PIN && child.pid !== undefined) pin(child.pid, SERVER_CPU)
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve))
   const reply = <T extends FromServer['type']>(type: T, request?: ToServer) =>
     new Promise<Extract<FromServer, { type: T }>>((resolve, reject) => {

@@ -13,7 +13,8 @@
  * a scenario's warm-up, it holds three times what the warm-up's rate takes in BENCH_DURATION), BENCH_ROUNDS (1; the best round of each scenario is
  * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
  * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child), BENCH_OBSERVE=0 (receivers without the timeline
- * and OpenTelemetry), BENCH_TURNS and BENCH_TURN_REQUESTS (http-turns.ts).
+ * and OpenTelemetry), BENCH_TURNS and BENCH_TURN_REQUESTS (http-turns.ts), BENCH_PIN=1 (Linux: the servers on one CPU,
+ * this process on the others; http-launch.ts).
  *
  * A goal by server CPU per request (Fastify b/a, b/c) is judged on its two servers measured in turns afterwards
  * (http-turns.ts): runs seconds apart on a shared machine read the same ratio 0.79-1.05.
