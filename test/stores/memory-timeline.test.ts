@@ -120,4 +120,19 @@ describe('the memory store keeps a payment’s record and timeline as one', () =
       'succeeded:duplicate',
     ])
   })
+  it('reads by order_number only the payments naming it, where another order number ends with it', async () => {
+    const receiver = createReceiver({ checksumToken: TOKEN, store: memoryStore() })
+    receiver.onAny(() => {})
+    const orders = ['ORD-1', 'XORD-1', 'ORD-10', 'ORD-1']
+    for (const [n, order] of orders.entries()) {
+      const fields = samplePaymentFields({ exchange_number: `ULDYE16566600${n}0`, order_number: order })
+      const { body, contentType } = signCallback(fields, TOKEN)
+      expect((await receiver.handle({ kind: 'callback', body: Buffer.from(body), contentType })).outcome).toBe('processed')
+    }
+    await receiver.flush()
+    const read = await receiver.timeline('ORD-1')
+    expect(new Set(read.map((entry) => entry.exchangeNumber))).toEqual(new Set(['ULDYE1656660000', 'ULDYE1656660030']))
+    expect(read.every((entry) => entry.orderNumber === 'ORD-1')).toBe(true)
+    expect(await receiver.timeline('1')).toEqual([])
+  })
 })

@@ -207,6 +207,8 @@ export function withItems(
  */
 export function addEntries(timeline: Timeline, exchangeNumber: string | null, into: TimelineEntry[], orderNumber?: string): void {
   for (const kept of isTrail(timeline) ? timeline.items : [timeline]) {
+    // A packed delivery ends with its order number: one naming another is passed over without unpacking it.
+    if (orderNumber !== undefined && typeof kept === 'string' && !kept.endsWith(orderNumber)) continue
     const item = typeof kept === 'string' ? unpackDelivery(kept) : kept
     if (orderNumber !== undefined && item.orderNumber !== orderNumber) continue
     if (isDelivery(item)) addDeliveryEntries(item, into, exchangeNumber)
