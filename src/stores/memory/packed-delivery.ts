@@ -14,8 +14,8 @@ export interface DeliveryFields {
 /**
  * A payment's one delivery and its record, as one string: what the memory store keeps for most payments, for the
  * whole retention. An object and its order number were two things for the GC to visit for every payment kept, one
- * of them with pointers to follow; a flat string is one, with none. In a server that had received 250,000 payments
- * that difference was most of what the timeline cost it (docs/benchmarks.md, "the timeline in one string").
+ * of them with pointers to follow; a flat string is one, with none, and a payment with its timeline keeps 174 bytes
+ * where it kept 294 (docs/benchmarks.md, "the timeline in one string").
  *
  * The fields in decimal, each followed by '~', then the order number:
  * `record ~ receivedAfter ~ verifiedAfter ~ answeredAfter ~ kind·2 + hasOrderNumber ~ attemptNumber ~ attemptTag ~ orderNumber`
@@ -42,9 +42,8 @@ const MINUS = 0x2d
 const SEP_CODE = 0x7e
 
 /**
- * The first `count` fields' numbers (NaN for an empty field), read digit by digit: this runs for every delivery of
- * a payment seen before, where slicing each field out and parsing it made the duplicate of an earlier payment
- * cost a sixth more.
+ * The first `count` fields' numbers (NaN for an empty field), read digit by digit rather than sliced out and
+ * parsed: this runs for every delivery of a payment seen before.
  */
 function readNumbers(packed: PackedDelivery, count: number): number[] {
   const values: number[] = []
