@@ -16,7 +16,6 @@ const PROFILE_DIR = process.env.BENCH_CPU_PROF
 const SERVERS_FILE = fileURLToPath(new URL('./http-servers.ts', import.meta.url))
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-/** The requests a scenario is sent: octokit's signed webhooks, the others the pool's callbacks. */
 /**
  * BENCH_PIN=1 (Linux, taskset): the servers on the last CPU, this process (the load generator) on the others, all
  * threads of each, so that the scheduler never puts a server and the load on one CPU for part of a run.
@@ -28,6 +27,7 @@ function pin(pid: number, cpus: string | number): void {
 }
 if (PIN) pin(process.pid, SERVER_CPU === 0 ? 0 : `0-${SERVER_CPU - 1}`)
 
+/** The requests a scenario is sent: octokit's signed webhooks, the others the pool's callbacks. */
 export function feedFor(scenario: Scenario, pool: CallbackPool, webhookBytes: number): RequestFeed {
   return scenario === 'octokit' ? new WebhookFeed(webhookBytes, WEBHOOK_SECRET) : new Feed(pool)
 }
