@@ -42,28 +42,33 @@ const MINUS = 0x2d
 const SEP_CODE = 0x7e
 
 /**
- * The first `count` fields' numbers (NaN for an empty field), read digit by digit rather than sliced out and
- * parsed: this runs for every delivery of a payment seen before.
+ * Field `field`'s number (NaN when the field is empty), read digit by digit where it stands: no string per field
+ * and no array, since the record is read for every delivery of a payment seen before.
  */
-function readNumbers(packed: PackedDelivery, count: number): number[] {
-  const values: number[] = []
+function numberAt(packed: PackedDelivery, field: number): number {
   let at = 0
-  for (let field = 0; field < count; field++) {
-    let code = packed.charCodeAt(at)
-    const sign = code === MINUS ? -1 : 1
-    if (sign === -1) code = packed.charCodeAt(++at)
-    const first = at
-    let value = 0
-    for (; code !== SEP_CODE; code = packed.charCodeAt(++at)) value = value * 10 + (code - 0x30)
-    values.push(at === first ? Number.NaN : sign * value)
-    at++
-  }
-  return values
+  for (let skipped = 0; skipped < field; skipped++) at = packed.indexOf(SEP, at) + 1
+  let code = packed.charCodeAt(at)
+  const sign = code === MINUS ? -1 : 1
+  if (sign === -1) code = packed.charCodeAt(++at)
+  const first = at
+  let value = 0
+  for (; code !== SEP_CODE; code = packed.charCodeAt(++at)) value = value * 10 + (code - 0x30)
+  return at === first ? Number.NaN : sign * value
 }
+
+// The fields' places, in the order packDelivery joins them.
+const RECORD = 0
+const RECEIVED = 1
+const VERIFIED = 2
+const ANSWERED = 3
+const KIND = 4
+const ATTEMPT = 5
+const TAG = 6
 
 /** The record a packed delivery holds, if any state of its payment was handled. */
 export function packedRecord(packed: PackedDelivery): number | undefined {
-  const record = readNumbers(packed, 1)[0] as number
+  const record = numberAt(packed, RECORD)
   return Number.isNaN(record) ? undefined : record
 }
 
@@ -74,30 +79,29 @@ export function withPackedRecord(packed: PackedDelivery, record: number | undefi
 
 /** Its `kind` (trail.ts). */
 export function packedKind(packed: PackedDelivery): number {
-  return Math.floor((readNumbers(packed, 5)[4] as number) / 2)
+  return Math.floor(numberAt(packed, KIND) / 2)
 }
 
 /** When its answer was given, in milliseconds after the origin its times count from (receivedAfter + answeredAfter). */
 export function packedAnsweredAfter(packed: PackedDelivery): number {
-  const values = readNumbers(packed, 4)
-  return (values[1] as number) + (values[3] as number)
+  return numberAt(packed, RECEIVED) + numberAt(packed, ANSWERED)
 }
 
 /** The delivery's fields and its payment's record. */
 export function unpackDelivery(packed: PackedDelivery): DeliveryFields & { record: number | undefined } {
-  const [record, receivedAfter, verifiedAfter, answeredAfter, flagged, attemptNumber] = readNumbers(packed, 6) as [number, number, number, number, number, number]
+  const flagged = numberAt(packed, KIND)
   let tagAt = 0
-  for (let field = 0; field < 6; field++) tagAt = packed.indexOf(SEP, tagAt) + 1
+  for (let field = 0; field < TAG; field++) tagAt = packed.indexOf(SEP, tagAt) + 1
   const tagEnd = packed.indexOf(SEP, tagAt)
   return {
-    record: Number.isNaN(record) ? undefined : record,
+    record: packedRecord(packed),
     orderNumber: flagged % 2 === 1 ? packed.slice(tagEnd + 1) : null,
-    receivedAfter,
-    verifiedAfter,
-    answeredAfter,
+    receivedAfter: numberAt(packed, RECEIVED),
+    verifiedAfter: numberAt(packed, VERIFIED),
+    answeredAfter: numberAt(packed, ANSWERED),
     kind: Math.floor(flagged / 2),
     attemptTag: packed.slice(tagAt, tagEnd),
-    attemptNumber,
+    attemptNumber: numberAt(packed, ATTEMPT),
     code: null,
     message: null,
   }

@@ -143,9 +143,12 @@ export function withRecord(timeline: Timeline, record: number | undefined): Time
   return timeline
 }
 
+/** How many entries a delivery of this `kind` stands for: received, verified when it was, and its closing event. */
+const deliverySize = (kind: number): number => (kind & VERIFIED ? 3 : 2)
+
 function sizeOf(item: Item): number {
-  if (typeof item === 'string') return packedKind(item) & VERIFIED ? 3 : 2
-  return isDelivery(item) ? (item.kind & VERIFIED ? 3 : 2) : 1
+  if (typeof item === 'string') return deliverySize(packedKind(item))
+  return isDelivery(item) ? deliverySize(item.kind) : 1
 }
 
 /** When the timeline may be forgotten: retentionMs after it was last written (a lone delivery: after its answer). */
