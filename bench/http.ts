@@ -13,7 +13,7 @@
  * a scenario's warm-up, it holds three times what the warm-up's rate takes in BENCH_DURATION), BENCH_ROUNDS (1; the best round of each scenario is
  * reported), BENCH_ONLY (comma-separated scenario names), BENCH_IN_PROCESS=1 (servers in this process, for
  * comparison), BENCH_CPU_PROF=<dir> (a .cpuprofile per server child), BENCH_OBSERVE=0 (receivers without the timeline
- * and OpenTelemetry), BENCH_TURNS and BENCH_TURN_REQUESTS (http-turns.ts), BENCH_PIN=1 (Linux: the servers on one CPU,
+ * and OpenTelemetry), BENCH_TURNS, BENCH_TURN_REQUESTS and BENCH_TURN_LAUNCHES (http-turns.ts), BENCH_PIN=1 (Linux: the servers on one CPU,
  * this process on the others; http-launch.ts).
  *
  * A goal by server CPU per request (Fastify b/a, b/c) is judged on its two servers measured in turns afterwards
@@ -186,7 +186,8 @@ for (const [name, ours, theirs, goal] of byTurns) {
   const list = (micros: number[]) => micros.map((value) => value.toFixed(0)).join(' ')
   console.log(
     `\n${name} in turns: ${LABELS[ours].trim()} ${list(turns.ours)} µs server CPU/req; ${LABELS[theirs].trim()} ${list(turns.theirs)}\n` +
-      `${name.padEnd(17)} = ${turns.ratio.toFixed(2)} by server CPU per request, median of ${turns.ours.length} pairs of turns${verdict(turns.ratio, goal)}`,
+      `${name.padEnd(17)} = ${turns.ratio.toFixed(2)} by server CPU per request, median of ${turns.ours.length} pairs of turns${verdict(turns.ratio, goal)}\n` +
+      `${' '.repeat(17)}   each launch of the two servers alone: ${turns.launches.map((ratio) => ratio.toFixed(2)).join(', ')}`,
   )
   if (turns.problems.length > 0) failed.push({ scenario: ours, problems: turns.problems })
 }
