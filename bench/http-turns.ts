@@ -50,7 +50,8 @@ export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPo
     const from = sides[0]!.micros.length
     // The pairs split as evenly as they go: 40 over 4 launches is 10 each, 10 over 4 is 3, 3, 2, 2.
     const pairs = Math.floor(((round + 1) * PAIRS) / LAUNCHES) - Math.floor((round * PAIRS) / LAUNCHES)
-    await launchAndTurn(sides, pairs, warmupSeconds, problems)
+    // Which server is started and warmed up first alternates by launch, as the order of turns does within one.
+    await launchAndTurn(round % 2 === 0 ? sides : [...sides].reverse(), pairs, warmupSeconds, problems)
     const [mine, others] = sides.map((side) => side.micros.slice(from)) as [number[], number[]]
     launches.push(median(pairRatios(mine, others)))
   }
@@ -59,7 +60,10 @@ export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPo
   return { ours: mine, theirs: others, ratio: median(pairRatios(mine, others)), launches, problems }
 }
 
-/** Starts both sides' servers, warms them up, runs `pairs` pairs of turns (appending to each side's micros), stops them. */
+/**
+ * Starts both sides' servers, warms them up in the order given, runs `pairs` pairs of turns (appending to each side's
+ * micros), stops them.
+ */
 async function launchAndTurn(sides: Side[], pairs: number, warmupSeconds: number, problems: string[]): Promise<void> {
   const servers = await Promise.all(sides.map((side) => launch(side.scenario)))
   try {
