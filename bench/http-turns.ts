@@ -48,7 +48,7 @@ export async function inTurns(ours: Scenario, theirs: Scenario, pool: CallbackPo
   const launches: number[] = []
   for (let round = 0; round < LAUNCHES; round++) {
     const from = sides[0]!.micros.length
-    // The pairs split as evenly as they go: 40 over 4 launches is 10 each, 10 over 4 is 3, 3, 2, 2.
+    // The pairs split as evenly as they go: 40 over 4 launches is 10 each, 10 over 4 is 2, 3, 2, 3.
     const pairs = Math.floor(((round + 1) * PAIRS) / LAUNCHES) - Math.floor((round * PAIRS) / LAUNCHES)
     // Which server is started and warmed up first alternates by launch, as the order of turns does within one.
     await launchAndTurn(round % 2 === 0 ? sides : [...sides].reverse(), pairs, warmupSeconds, problems)
