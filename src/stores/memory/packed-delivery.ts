@@ -41,13 +41,19 @@ export function packDelivery(fields: DeliveryFields, record: number | undefined)
 const MINUS = 0x2d
 const SEP_CODE = 0x7e
 
+/** Where field `field` starts: just past the separator before it. */
+function fieldStart(packed: PackedDelivery, field: number): number {
+  let at = 0
+  for (let skipped = 0; skipped < field; skipped++) at = packed.indexOf(SEP, at) + 1
+  return at
+}
+
 /**
  * Field `field`'s number (NaN when the field is empty), read digit by digit where it stands: no string per field
  * and no array, since the record is read for every delivery of a payment seen before.
  */
 function numberAt(packed: PackedDelivery, field: number): number {
-  let at = 0
-  for (let skipped = 0; skipped < field; skipped++) at = packed.indexOf(SEP, at) + 1
+  let at = fieldStart(packed, field)
   let code = packed.charCodeAt(at)
   const sign = code === MINUS ? -1 : 1
   if (sign === -1) code = packed.charCodeAt(++at)
@@ -90,8 +96,7 @@ export function packedAnsweredAfter(packed: PackedDelivery): number {
 /** The delivery's fields and its payment's record. */
 export function unpackDelivery(packed: PackedDelivery): DeliveryFields & { record: number | undefined } {
   const flagged = numberAt(packed, KIND)
-  let tagAt = 0
-  for (let field = 0; field < TAG; field++) tagAt = packed.indexOf(SEP, tagAt) + 1
+  const tagAt = fieldStart(packed, TAG)
   const tagEnd = packed.indexOf(SEP, tagAt)
   return {
     record: packedRecord(packed),
