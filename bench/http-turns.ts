@@ -12,7 +12,7 @@
  * Environment: BENCH_TURNS (pairs of turns, default 40), BENCH_TURN_REQUESTS (requests a turn, default 3000),
  * BENCH_TURN_LAUNCHES (launches of both servers the pairs are spread over, default 4).
  */
-import { type CallbackPool, Feed } from './http-bodies.js'
+import { type CallbackPool, Feed, type RequestFeed } from './http-bodies.js'
 import type { Scenario } from './http-servers.js'
 import { CONNECTIONS, feedFor, launch, load, pathFor, runProblems } from './http-launch.js'
 import { envNumber } from './env.js'
@@ -35,7 +35,7 @@ export interface Turns {
 
 interface Side {
   scenario: Scenario
-  feed: ReturnType<typeof feedFor>
+  feed: RequestFeed
   path: string
   micros: number[]
 }
