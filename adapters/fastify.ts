@@ -6,7 +6,7 @@
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS } from '../src/core/result/body.js'
+import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, DELIVERY_MEDIA_TYPES } from '../src/core/result/body.js'
 import { readBodyWithin } from '../src/http/body-reader.js'
 import { rawQuery } from '../src/http/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
@@ -29,7 +29,9 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   // The plugin reads the bytes, within the receiver's size and time limits (Fastify's own reader has no time
   // limit); the receiver judges the content type. An encoded body is refused unread (the error handler answers).
   const timeoutMs = receiver.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
-  fastify.addContentTypeParser('*', (request, payload, done) => {
+  // Under the types the service sends as well as `*`: Fastify remembers which parser a Content-Type gets only when one
+  // is registered for it, and the catch-all alone cost a parse of the header on every request (1.2 µs).
+  fastify.addContentTypeParser(['*', ...DELIVERY_MEDIA_TYPES], (request, payload, done) => {
     try {
       checkEncoding(request.headers['content-encoding'])
     } catch (error) {

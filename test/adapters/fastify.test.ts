@@ -72,6 +72,26 @@ describe.each(versions)('%s plugin', (version, fastify, major) => {
     }
   })
 
+  it('reads the body itself whichever way the Content-Type spells the form, asked once or again', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const app = fastify()
+    await app.register(fpxCollect, { receiver })
+    const started = await listen(app)
+    try {
+      // Fastify finds a parser by the header's text and remembers it: the second of each reaches the reader too.
+      const types = [FORM, FORM, `${FORM}; charset=UTF-8`, `${FORM}; charset=UTF-8`, 'Application/X-WWW-Form-Urlencoded', 'Application/X-WWW-Form-Urlencoded']
+      const replies = []
+      for (const contentType of types) replies.push(await post(started.url, '/fpx/callback', { body: signed().body, contentType }))
+      expect(replies.map((reply) => [reply.status, reply.text])).toEqual(types.map(() => [200, 'OK']))
+      expect(runs).toHaveLength(types.length)
+      const json = await post(started.url, '/fpx/callback', { body: '{"checksum":"00"}', contentType: 'application/json' })
+      // The receiver, not Fastify's JSON parser, judged it: its own code for a checksum of the wrong form.
+      expect([json.status, errorOf(json).code]).toEqual([401, 'checksum_malformed'])
+    } finally {
+      await started.close()
+    }
+  })
+
   describe('registered twice under prefixes, next to the app’s own parsers and routes', () => {
     const opened: Started[] = []
     afterEach(async () => {
