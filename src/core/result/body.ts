@@ -41,7 +41,7 @@ export const DEFAULT_BODY_TIMEOUT_MS = 30_000
 
 const FORM = 'application/x-www-form-urlencoded'
 const JSON_TYPE = 'application/json'
-/** The media types a delivery's body may have: anything else is refused (415 unsupported_content_type). */
+/** The media types a delivery's body may have: anything else is refused (415 unsupported_media_type). */
 export const DELIVERY_MEDIA_TYPES = [FORM, JSON_TYPE] as const
 const ALREADY_PARSED_HELP =
   'The request body reached fpx-collect as an already-parsed object, so the exact bytes the service signed are gone. ' +
