@@ -2,7 +2,7 @@ import js from '@eslint/js'
 import tseslint from 'typescript-eslint'
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'scratch/', 'coverage/', 'test-results/'] },
+  { ignores: ['dist/', 'node_modules/', 'scratch/', 'coverage/', 'test-results/', 'test/runtimes/.work/'] },
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
@@ -13,5 +13,12 @@ export default tseslint.config(
   {
     files: ['test/**', 'bench/**', 'examples/**'],
     rules: { '@typescript-eslint/no-non-null-assertion': 'off' },
+  },
+  {
+    // The runtime apps are plain JavaScript run as they are by Node, Bun, Deno, workerd and Next's edge runtime.
+    files: ['test/runtimes/apps/**/*.js'],
+    languageOptions: {
+      globals: { console: 'readonly', process: 'readonly', navigator: 'readonly', setTimeout: 'readonly', Request: 'readonly', Response: 'readonly', URL: 'readonly', Bun: 'readonly', Deno: 'readonly', EdgeRuntime: 'readonly' },
+    },
   },
 )

@@ -1,12 +1,17 @@
 /**
  * Express 4 and 5: `app.post('/fpx/callback', fpxCallback(receiver))`. Mount the routes before any body
  * parser, or let the parser keep the raw body: `express.urlencoded({ extended: false, verify: keepRawBody })`.
+ * The operator's console: `app.use('/admin/payments', fpxConsole(receiver, { authorize }))`.
  * @module fpx-collect/express
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { nodeDelivery } from '../src/http/node-delivery.js'
 import type { DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
+import { type ConsoleHandler, createConsole } from '../src/console/console.js'
+import type { Authorization, ConsoleOptions } from '../src/console/options.js'
+import type { ConsoleReceiver } from '../src/console/source.js'
+import { fetchRequest, responseParts, writeResponse } from '../src/http/node-fetch.js'
 
 /** The parts of Express's request the adapter reads; Express 4 and 5 both have them. */
 export interface ExpressRequest extends IncomingMessage {
@@ -57,3 +62,35 @@ export function fpxRedirect(receiver: DeliveryHandler, options: RedirectOptions<
 }
 
 export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'
+
+/** fpxConsole's options: authorize also gets Express's own request (its session, `req.user`). */
+export interface ExpressConsoleOptions extends Omit<ConsoleOptions, 'authorize' | 'basePath'> {
+  authorize?: (request: Request, expressRequest: ExpressRequest) => Authorization | Promise<Authorization>
+}
+
+/**
+ * The operator's console, mounted under a path: `app.use('/admin/payments', fpxConsole(receiver, { authorize }))`.
+ * Refuses every request until `authorize` lets it through (docs/operations.md, "The console").
+ */
+export function fpxConsole(receiver: ConsoleReceiver, options: ExpressConsoleOptions = {}): ExpressMiddleware {
+  const natives = new WeakMap<Request, ExpressRequest>()
+  const { authorize } = options
+  const base = { ...options, authorize: authorize === undefined ? undefined : (request: Request) => authorize(request, natives.get(request) as ExpressRequest) }
+  // One handler per mount path (Express tells it per request, as req.baseUrl): its links start with it.
+  const handlers = new Map<string, ConsoleHandler>()
+  return (request, response, next) => {
+    const basePath = (request as { baseUrl?: string }).baseUrl ?? ''
+    let handler = handlers.get(basePath)
+    if (handler === undefined) handlers.set(basePath, (handler = createConsole(receiver, { ...base, basePath })))
+    fetchRequest({ request, url: request.originalUrl ?? request.url ?? '/', parsed: request.body })
+      .then((fetched) => {
+        natives.set(fetched, request)
+        return (handler as ConsoleHandler)(fetched)
+      })
+      .then(responseParts)
+      .then((answer) => writeResponse(response, answer))
+      .catch(next)
+  }
+}
+
+export type { Authorization, ConsoleOptions } from '../src/console/options.js'

@@ -2,15 +2,20 @@
  * Fastify 4 and 5: `app.register(fpxCollect, { receiver, callbackPath: '/fpx/callback', redirectPath: '/fpx/redirect' })`.
  * The plugin is encapsulated: inside it, and only there, every body reaches the receiver as raw bytes, so it
  * neither leaks a parser into the app nor clashes with the app's own (@fastify/formbody, JSON).
+ * The operator's console: `app.register(fpxConsole, { receiver, authorize, prefix: '/admin/payments' })`.
  * @module fpx-collect/fastify
  */
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import type { Readable } from 'node:stream'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { checkEncoding, DEFAULT_BODY_TIMEOUT_MS, DELIVERY_MEDIA_TYPES } from '../src/core/result/body.js'
-import { readBodyWithin } from '../src/http/body-reader.js'
-import { rawQuery } from '../src/http/node-delivery.js'
+import { DELIVERY_MEDIA_TYPES } from '../src/core/result/body.js'
+import { rawQuery, readNodeBody } from '../src/http/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
+import { createConsole } from '../src/console/console.js'
+import type { Authorization, ConsoleOptions } from '../src/console/options.js'
+import type { ConsoleReceiver } from '../src/console/source.js'
+import { fetchRequest, responseParts } from '../src/http/node-fetch.js'
 
 export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
   receiver: DeliveryHandler
@@ -26,40 +31,18 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   const { receiver, callbackPath = '/fpx/callback', redirectPath = '/fpx/redirect', prefix: _prefix, ...redirect } = options
   if (typeof receiver?.handle !== 'function') throw new TypeError('fpx-collect: the receiver option is required (createReceiver(...))')
   fastify.removeAllContentTypeParsers()
-  // The plugin reads the bytes, within the receiver's size and time limits (Fastify's own reader has no time
-  // limit); the receiver judges the content type. An encoded body is refused unread (the error handler answers).
-  const timeoutMs = receiver.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
-  // Under the types the service sends as well as `*`: Fastify remembers which parser a Content-Type gets only when one
-  // is registered for it, and the catch-all alone cost a parse of the header on every request (1.2 µs).
-  fastify.addContentTypeParser(['*', ...DELIVERY_MEDIA_TYPES], (request, payload, done) => {
-    try {
-      checkEncoding(request.headers['content-encoding'])
-    } catch (error) {
-      done(Object.assign(error as Error, { statusCode: 415 }), undefined)
-      return
-    }
-    readBodyWithin(payload, request.headers, receiver.maxBodyBytes, timeoutMs, done)
-  })
+  // The stream is handed on unread: the receiver reads it (raw-body) within its own size and time limits, which
+  // Fastify's reader has no time limit for, and judges the content type and encoding itself.
+  fastify.addContentTypeParser(['*', ...DELIVERY_MEDIA_TYPES], (_request, payload, done) => done(null, payload))
 
-  const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
-    const body = request.body
-    const contentType = request.headers['content-type'] ?? null
-    const contentEncoding = request.headers['content-encoding'] ?? null
-    const query = rawQuery(request.raw.url ?? '')
-    // Two literals rather than a spread of `{ body }`, which V8 copies on a slow path for every request.
-    return body instanceof Uint8Array ? { kind, contentType, contentEncoding, query, body } : { kind, contentType, contentEncoding, query }
-  }
+  const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => ({
+    kind,
+    contentType: request.headers['content-type'] ?? null,
+    contentEncoding: request.headers['content-encoding'] ?? null,
+    query: rawQuery(request.raw.url ?? ''),
+    readBody: (limit) => (request.body === undefined ? Promise.resolve(new Uint8Array(0)) : readNodeBody(request.body as Readable, request.headers, limit)),
+  })
   const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
-
-  // Fastify refuses an oversize or malformed body before the route runs; the receiver still writes the answer,
-  // so it looks the same as everywhere else (JSON for callbacks, a page for redirects).
-  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
-    const kind = (request.routeOptions.config as { fpxKind?: DeliveryKind }).fpxKind
-    if (kind === undefined || error.statusCode === undefined || error.statusCode >= 500) throw error
-    const readBody = () => Promise.reject(Object.assign(new Error(error.message), { status: error.statusCode }))
-    const delivery: Delivery = { ...deliveryOf(request, kind), readBody }
-    return send(reply, await answerDelivery(receiver, delivery, kind === 'redirect' ? redirect : undefined, request))
-  })
 
   const route = (path: string, kind: DeliveryKind) => {
     fastify.route({
@@ -67,12 +50,9 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
       // verified the same way (the query is used whenever the body is empty).
       method: kind === 'redirect' ? ['GET', 'POST'] : 'POST',
       url: path,
-      config: { fpxKind: kind },
-      // Resolves to nothing once sent: returning the reply, a thenable, costs Fastify one more job to adopt it.
-      handler: (request: FastifyRequest, reply: FastifyReply) =>
-        answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request).then((answer) => {
-          send(reply, answer)
-        }),
+      handler: async (request: FastifyRequest, reply: FastifyReply) => {
+        send(reply, await answerDelivery(receiver, deliveryOf(request, kind), kind === 'redirect' ? redirect : undefined, request))
+      },
     })
   }
   route(callbackPath, 'callback')
@@ -82,4 +62,40 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
 export const fpxCollect = fp(fpxCollectPlugin, { name: 'fpx-collect', fastify: '4.x || 5.x', encapsulate: true })
 export default fpxCollect
 
+export interface FpxConsoleOptions extends Omit<ConsoleOptions, 'authorize' | 'basePath'> {
+  receiver: ConsoleReceiver
+  /** Who may use the console; also gets Fastify's own request. Without it, every request is refused (403). */
+  authorize?: (request: Request, fastifyRequest: FastifyRequest) => Authorization | Promise<Authorization>
+  /** Where it is mounted, as for any plugin: its links start with it. */
+  prefix?: string
+}
+
+/**
+ * The operator's console, an encapsulated plugin under its prefix. Inside it every body stays raw for the console
+ * (its forms are small); the app's own parsers are untouched.
+ */
+async function fpxConsolePlugin(fastify: FastifyInstance, options: FpxConsoleOptions): Promise<void> {
+  const { receiver, authorize, prefix: _prefix, ...rest } = options
+  const natives = new WeakMap<Request, FastifyRequest>()
+  const handler = createConsole(receiver, {
+    ...rest,
+    basePath: fastify.prefix,
+    authorize: authorize === undefined ? undefined : (request) => authorize(request, natives.get(request) as FastifyRequest),
+  })
+  fastify.removeAllContentTypeParsers()
+  fastify.addContentTypeParser('*', (_request, payload, done) => done(null, payload))
+  const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    const fetched = await fetchRequest({ request: request.raw, url: request.raw.url ?? '/', ...(request.body === undefined ? {} : { stream: request.body as Readable }) })
+    natives.set(fetched, request)
+    const answer = await responseParts(await handler(fetched))
+    if (answer.cookies.length > 0) reply.header('set-cookie', answer.cookies)
+    return reply.code(answer.status).headers(answer.headers).send(answer.body)
+  }
+  fastify.route({ method: ['GET', 'POST'], url: '/', handler: serve })
+  fastify.route({ method: ['GET', 'POST'], url: '/*', handler: serve })
+}
+
+export const fpxConsole = fpxConsolePlugin
+
+export type { Authorization, ConsoleOptions } from '../src/console/options.js'
 export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

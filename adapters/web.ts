@@ -1,11 +1,17 @@
 /**
- * The fetch API (`Request` → `Response`): Next.js route handlers (Node.js runtime), Hono, Bun, Deno.
+ * The fetch API (`Request` → `Response`): Next.js route handlers (Node.js and edge runtimes), Hono, Bun, Deno,
+ * Cloudflare Workers (with or without nodejs_compat).
  * `export const POST = fpxCallback(receiver)`, or `fpxCallback(getReceiver)` with a function that creates the
  * receiver on first use, so that a build without the secrets (`next build`) never creates it (docs/nextjs.md).
+ * The operator's console: `fpxConsole(receiver, { authorize, basePath: '/admin/payments' })`, one handler for every
+ * method under that path.
  * @module fpx-collect/web
  */
 import type { DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type RedirectOptions } from '../src/http/answers.js'
+import { type ConsoleHandler, createConsole } from '../src/console/console.js'
+import type { ConsoleOptions } from '../src/console/options.js'
+import type { ConsoleReceiver } from '../src/console/source.js'
 
 export type WebHandler = (request: Request) => Promise<Response>
 
@@ -20,19 +26,50 @@ function tooLarge(): Error {
   return Object.assign(new Error('request body over the limit'), { status: 413 })
 }
 
-/** The body's bytes, refusing early by Content-Length and while streaming, so an oversize body is never buffered. */
+/**
+ * Whether a failed read is the sender's connection being cut, as the runtimes report it: Node's streams with
+ * ECONNRESET ("aborted"), Bun with an AbortError, Deno with BadResource, or the request's signal aborted. Anything
+ * else (a platform API missing, a TypeError) is a fault of ours, never blamed on the sender.
+ */
+function connectionCut(request: Request, error: unknown): boolean {
+  const { name, code } = (error ?? {}) as { name?: unknown; code?: unknown }
+  return request.signal?.aborted === true || code === 'ECONNRESET' || name === 'AbortError' || name === 'BadResource'
+}
+
+/**
+ * The body's bytes, refusing early by Content-Length and while streaming, so an oversize body is never buffered.
+ * A read the connection cut short is the sender's (400); anything else thrown here is ours (500).
+ */
 async function readLimited(request: Request, limit: number): Promise<Uint8Array> {
   const declared = request.headers.get('content-length')
   if (declared !== null && Number(declared) > limit) throw tooLarge()
   if (request.body === null) return new Uint8Array(0)
+  const reader = request.body.getReader()
   const chunks: Uint8Array[] = []
   let total = 0
-  for await (const chunk of request.body as AsyncIterable<Uint8Array>) {
-    total += chunk.byteLength
-    if (total > limit) throw tooLarge()
-    chunks.push(chunk)
+  for (;;) {
+    let read: Awaited<ReturnType<typeof reader.read>>
+    try {
+      read = await reader.read()
+    } catch (error) {
+      if (!connectionCut(request, error)) throw error
+      throw Object.assign(new Error('the request body could not be read', { cause: error }), { status: 400 })
+    }
+    if (read.done) break
+    total += read.value.byteLength
+    if (total > limit) {
+      void reader.cancel().catch(() => undefined)
+      throw tooLarge()
+    }
+    chunks.push(read.value)
   }
-  return Buffer.concat(chunks)
+  const bytes = new Uint8Array(total)
+  let at = 0
+  for (const chunk of chunks) {
+    bytes.set(chunk, at)
+    at += chunk.byteLength
+  }
+  return bytes
 }
 
 const CONSUMED_BY = 'request.formData(), request.text(), request.json() or request.arrayBuffer() before fpx-collect'
@@ -72,4 +109,18 @@ export function fpxRedirect(receiver: ReceiverSource, options: RedirectOptions<R
   return route(receiver, 'redirect', options)
 }
 
+/**
+ * The operator's console as a fetch handler for every request under `basePath` (GET and POST). `receiver` may be
+ * a function that answers it, made on the first request as for fpxCallback. Without `authorize`, every request
+ * is refused (403).
+ */
+export function fpxConsole(receiver: ConsoleReceiver | (() => ConsoleReceiver), options: ConsoleOptions = {}): ConsoleHandler {
+  let handler: ConsoleHandler | undefined
+  return (request) => {
+    handler ??= createConsole(typeof receiver === 'function' ? receiver() : receiver, options)
+    return handler(request)
+  }
+}
+
+export type { Authorization, ConsoleOptions } from '../src/console/options.js'
 export type { HttpAnswer, RedirectOptions, RedirectResult } from '../src/http/answers.js'

@@ -79,7 +79,7 @@ function snapshot(counter: Counter): ServerStats {
 function countingReceiver(stats: Counter): Receiver {
   // BENCH_OBSERVE=0: without the timeline and OpenTelemetry (both on by default), as bench:receiver offers.
   const observed = process.env.BENCH_OBSERVE !== '0'
-  const receiver = createReceiver({ checksumToken: CHECKSUM_TOKEN, store: memoryStore(), ...(observed ? {} : { timeline: false, telemetry: false }) })
+  const receiver = createReceiver({ checksumToken: CHECKSUM_TOKEN, signatureOnly: true, logger: false, store: memoryStore(), ...(observed ? {} : { timeline: false, telemetry: false }) })
   const handler = (): void => {
     stats.handled++
   }

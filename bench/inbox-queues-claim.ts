@@ -21,7 +21,7 @@ type Store = Parameters<Setup['core']['createReceiver']>[0]['store']
 
 /** A receiver without inbox mode: its handleTrusted() is claim → handlers → complete on `store`. */
 function claimingJob(setup: Setup, store: Store, name: string): (data: JobData) => Promise<void> {
-  const receiver = setup.core.createReceiver({ checksumToken: setup.checksumToken, store, timeline: false, telemetry: false })
+  const receiver = setup.core.createReceiver({ checksumToken: setup.checksumToken, signatureOnly: true, logger: false, store, timeline: false, telemetry: false })
   receiver.on('payment.succeeded', (event) => trivial(setup, event.payment.exchangeNumber))
   return async (data) => {
     const response = await receiver.handleTrusted(data.fields as Record<string, string>)

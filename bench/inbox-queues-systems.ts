@@ -63,7 +63,7 @@ export async function trivial(setup: Setup, exchangeNumber: string): Promise<voi
  * receiver without a store of consequence, so both sides pay for parsing and the HMAC.
  */
 function verifier(setup: Setup) {
-  const receiver = setup.core.createReceiver({ checksumToken: setup.checksumToken, store: setup.core.memoryStore(), timeline: false, telemetry: false })
+  const receiver = setup.core.createReceiver({ checksumToken: setup.checksumToken, signatureOnly: true, logger: false, store: setup.core.memoryStore(), timeline: false, telemetry: false })
   return async (body: Buffer) => {
     const verified = await receiver.verify({ body, contentType: CONTENT_TYPE })
     const data: JobData = { exchangeNumber: verified.exchangeNumber, state: verified.state, fields: verified.fields, rendering: verified.rendering }
@@ -75,6 +75,8 @@ function verifier(setup: Setup) {
 function ours(setup: Setup, store: Parameters<Core['createReceiver']>[0]['store']) {
   const receiver = setup.core.createReceiver({
     checksumToken: setup.checksumToken,
+    signatureOnly: true,
+    logger: false,
     store,
     inbox: { concurrency: setup.concurrency },
     timeline: false,

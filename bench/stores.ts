@@ -5,9 +5,9 @@
  *   Redis (ioredis, node-redis)  floor: a bare `SET key value NX PX 60000`, sent through the same raw-command path
  *                                the store uses (ioredis call(), node-redis sendCommand());
  *   PostgreSQL (pg Pool)         floor: a bare `INSERT INTO <scratch> VALUES ($1)` on the same pool, into a table
- *                                with a text primary key (like the store's), logged, autocommitted, as a named
- *                                prepared statement (like the store's);
- *   PGlite in memory             the same floor, on the same instance, prepared as the store prepares (SQL PREPARE).
+ *                                with a text primary key (like the store's), logged, autocommitted, sent as text with
+ *                                parameters (like the store's);
+ *   PGlite in memory             the same floor, on the same instance.
  * Beside each, the two-round-trip floor a claim + complete cannot beat: SET NX PX then SET on the same key;
  * INSERT then UPDATE of the same row. Ratios against it are printed last, and beside them the ratios against a
  * third floor that writes what the store must keep but checks nothing: SET NX PX then a compare-and-set script
@@ -27,7 +27,6 @@ import { PGlite } from '@electric-sql/pglite'
 import pg from 'pg'
 import { createClient } from 'redis'
 import type { PostgresQueryable } from '../src/stores/postgres/store.js'
-import { preparedStatements } from '../src/stores/postgres/prepared.js'
 import { schemaStatements, tableName } from '../src/stores/postgres/sql.js'
 import { luaScript, type RawCommand, rawCommand, type RedisClientLike } from '../src/stores/redis/client.js'
 import type { ReceiverStore } from '../src/contract/store.js'
@@ -184,22 +183,15 @@ async function postgresGroup(client: pg.Pool | PGlite, label: string): Promise<O
   // The store's own schema (with its inbox and timeline tables, unused here), for the shape floor.
   const shaped = `${scratch}_shape`
   for (const statement of schemaStatements(tableName(shaped))) await db.query(statement)
-  tables.push(shaped, `${shaped}_inbox`, `${shaped}_timeline`)
+  tables.push(shaped, `${shaped}_inbox`, `${shaped}_timeline`, `${shaped}_book`, `${shaped}_locks`)
   const insertShaped = `INSERT INTO "${shaped}" (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
 VALUES ($1::text, $2::text, 'succeeded', now() + interval '30 seconds', now() + interval '1 hour')`
   const updateShaped = `UPDATE "${shaped}" SET handled = '{succeeded}', lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL WHERE exchange_number = $1::text`
   const insert = `INSERT INTO "${scratch}" VALUES ($1)`
   const insert2 = `INSERT INTO "${scratch}2" (v) VALUES ($1)`
   const update2 = `UPDATE "${scratch}2" SET done = true WHERE v = $1`
-  // The floors' statements are prepared as the store prepares its own (src/stores/postgres/prepared.ts): named on
-  // pg, SQL PREPARE on PGlite. A floor is the least a round trip costs on that client, parsing and planning
-  // included; on PGlite an unprepared floor paid both every time while the store did not.
-  const prepared = preparedStatements(client, [insert, insert2, update2, insertShaped, updateShaped])
-  const floorDb = prepared.wrap(db)
-  // PGlite prepares on a statement's first use, outside any transaction: here, so that the transaction floor's
-  // statements, sent inside one, find them prepared (a PREPARE there would wait for the transaction it is in).
-  await floorDb.query(insert, [`${RUN_ID}-prepare`])
-  const run = (text: string, values: unknown[]) => floorDb.query(text, values)
+  // The floors' statements are sent as the store sends its own: text with parameters, parsed and planned each time.
+  const run = (text: string, values: unknown[]) => db.query(text, values)
   return {
     floorName: 'INSERT',
     floor: async (n) => void (await run(insert, [exchange(n)])),
@@ -227,19 +219,17 @@ VALUES ($1::text, $2::text, 'succeeded', now() + interval '30 seconds', now() + 
               ? async (n) => {
                   // As the store holds one: a connection of its own for the whole transaction.
                   const connection = await client.connect()
-                  const tx = prepared.wrap(connection)
                   try {
                     await connection.query('BEGIN')
-                    await tx.query(insert2, [exchange(n)])
-                    await tx.query(update2, [exchange(n)])
+                    await connection.query(insert2, [exchange(n)])
+                    await connection.query(update2, [exchange(n)])
                     await connection.query('COMMIT')
                   } finally {
                     connection.release()
                   }
                 }
               : async (n) =>
-                  void (await client.transaction(async (open) => {
-                    const tx = prepared.wrap(open)
+                  void (await client.transaction(async (tx) => {
                     await tx.query(insert2, [exchange(n)])
                     await tx.query(update2, [exchange(n)])
                   })),

@@ -7,7 +7,8 @@
  * payment pending approval (99) then approved (00), a repeated callback, a forged redirect. It prints what the
  * shop's handlers saw and what each delivery got back, checks it all, and exits 0 (1 on any difference).
  *
- * `npm run demo -- --interactive` starts both and waits for Ctrl+C, for clicking through in a browser.
+ * `npm run demo -- --interactive` starts both and waits for Ctrl+C, for clicking through in a browser, and prints
+ * the link to the operator's console mounted in the shop, where each payment's life shows as it happens.
  */
 import { startEmulator } from 'fpx-collect/emulator'
 import { startExpressShop } from './express/app.js'
@@ -295,10 +296,13 @@ if (interactive) {
 
   checkout:  ${shop.url}/
   orders:    ${shop.url}/orders
+  console:   ${shop.consoleLink}
+             (the operator's console, mounted in the shop: a one-time sign-in link for this browser)
   emulator:  ${emulator.baseUrl}  (its base URL; control API: ${emulator.url}/__emulator/payments)
 
 Pay from the checkout page: choose a bank, then answer as the bank. A B2B1 payment pending approval (99) is
-approved at ${emulator.baseUrl}/pay/<exchange_number>/approval. Ctrl+C stops both.
+approved at ${emulator.baseUrl}/pay/<exchange_number>/approval. Each payment's life is on the console.
+Ctrl+C stops both.
 `)
   const stop = () => {
     console.log('\nstopping')

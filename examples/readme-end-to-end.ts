@@ -18,9 +18,12 @@ const credentials = {
 // 1. The service: a local emulator, in-process, knowing the same credentials.
 const emulator = await startEmulator({ config: { merchants: [{ name: 'My Shop', credentials: [credentials] }] } })
 
-// 2. The receiver verifies, classifies and deduplicates every result; handlers run once per payment state.
+// 2. The receiver verifies every result's checksum, confirms it over the service's API (handlers get the API's
+//    record), deduplicates it, and runs the handlers once per payment state. A failed or pending attempt of an
+//    order already paid runs no handler, so "paid" is never overwritten.
+const environment = { baseUrl: emulator.baseUrl }
 const orders = new Map<string, string>() // your database
-const receiver = createReceiver({ checksumToken: credentials.checksumToken })
+const receiver = createReceiver({ environment, credentials })
 receiver.on('payment.succeeded', async (event) => {
   const { orderNumber, amountSen, exchangeNumber } = event.payment
   console.log(`paid: order ${orderNumber}, ${amountSen} sen, exchange_number ${exchangeNumber}, by ${event.delivery}`)
@@ -45,7 +48,7 @@ await once(server, 'listening')
 const shop = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
 // 4. A payment: the client signs the request; the buyer's browser would go on to nextUrl.
-const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...credentials })
+const client = createClient({ environment, ...credentials })
 const orderNumber = `ORD-${Date.now()}`
 const { nextUrl, exchangeNumber } = await client.createPayment({
   order_number: orderNumber,

@@ -32,6 +32,10 @@ export {
   type ReceiverResponse,
   type ResultSource,
   type ReceiverPayments,
+  type ReceiverOperator,
+  type LookUpAnswer,
+  type OperatorOrder,
+  type RetryItem,
   type SweepOptions,
   type SweepReport,
 } from './receiver/receiver.js'
@@ -45,7 +49,7 @@ export {
   type RedirectOptions,
   type RedirectResult,
 } from './http/answers.js'
-export type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from './contract/store.js'
+export type { Claim, ClaimRequest, Completion, LeaseRef, OrderRef, ReceiverStore, Release } from './contract/store.js'
 export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from './inbox/inbox.js'
 export type { BackoffOptions } from './inbox/backoff.js'
 export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './contract/inbox-queue.js'
@@ -53,17 +57,29 @@ export type { TimelineEntry, TimelineEvent, TimelineQuery, TimelineSource } from
 export type {
   AttachedData,
   BookedPayment,
+  BookOverview,
   BookStatus,
   CreatedPayment as CreatedPaymentRecord,
   CreationKind,
+  FailureNote,
   FindOptions,
+  HandlerFailure,
+  HourCounts,
+  ListQuery,
+  ListStatus,
   LookupNote,
   OpenQuery,
   OpenSummary,
+  OverviewWindow,
   PaymentBook,
+  PaymentPage,
   PaymentRef,
   RecordOutcome,
+  SeenKind,
+  SeenResult,
   SweepLock,
+  SweepPassNote,
+  SweepStatus,
 } from './contract/payment-book.js'
 export type { OpenTelemetryApi, TelemetryOptions } from './receiver/telemetry.js'
 export type { RefusalRecord, RefusalSummary } from './receiver/refusals.js'

@@ -95,10 +95,23 @@ it('--interactive serves the shop and the emulator until interrupted', async () 
   const control = /control API: (\S+)\)/.exec(output.stdout)?.[1]
   const payments = await fetch(`${control}`)
   expect(payments.status).toBe(200)
-  expect(await payments.json()).toEqual({ payments: [] })
+  expect(await payments.json()).toMatchObject({ payments: [], total_entries: 0 })
   const unsigned = await fetch(`${baseUrl}/v1/payments`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: '' })
   expect(unsigned.status).toBe(401)
   await unsigned.arrayBuffer()
+
+  // The operator's console beside the shop: refused without signing in, open after the printed one-time link.
+  const signIn = /console: +(http:\/\/127\.0\.0\.1:\d+\/admin\/sign-in\?token=\S+)/.exec(output.stdout)?.[1]
+  expect(signIn, output.stdout).toBeDefined()
+  const outside = await fetch(`${shop}/admin/payments`)
+  expect(outside.status).toBe(403)
+  await outside.arrayBuffer()
+  const signedIn = await fetch(signIn as string, { redirect: 'manual' })
+  expect(signedIn.status).toBe(303)
+  const session = (signedIn.headers.get('set-cookie') ?? '').split(';')[0] as string
+  const overview = await fetch(`${shop}${signedIn.headers.get('location')}`, { headers: { cookie: session } })
+  expect(overview.status).toBe(200)
+  expect(await overview.text()).toContain('<h1>Overview</h1>')
 
   child.kill('SIGINT')
   expect(await exitCode(child)).toBe(0)

@@ -6,12 +6,14 @@
 import { createServer } from 'node:http'
 import express, { type NextFunction, type Request, type Response } from 'express'
 import { reconcile } from 'fpx-collect/client'
-import { fpxCallback, fpxRedirect } from 'fpx-collect/express'
+import { fpxCallback, fpxConsole, fpxRedirect } from 'fpx-collect/express'
+import { operators } from '../shared/operators.js'
 import type { Page } from '../shared/pages.js'
 import { listen, runIfMain } from '../shared/server.js'
 import { createShop, type RunningShop, type Shop, type StartOptions } from '../shared/shop.js'
 
 const DEFAULT_RECONCILE_EVERY_MS = 15 * 60_000
+const CONSOLE_PATH = '/admin/payments'
 // setInterval turns anything longer into 1 ms.
 const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -72,6 +74,12 @@ export async function startExpressShop(options: StartOptions = {}): Promise<Runn
   app.get('/orders', (_request, response) => send(response, shop.ordersPage()))
   app.get('/orders/:orderNumber', (request, response) => send(response, shop.orderPage(request.params.orderNumber)))
 
+  // The operator's console (every payment's life, what is stuck, dead letters), for the shop's staff only: here
+  // whoever opened the one-time sign-in link printed at start; a real shop asks its own staff sign-in.
+  const staff = operators(CONSOLE_PATH)
+  app.get('/admin/sign-in', (request, response) => staff.signIn(request, response))
+  app.use(CONSOLE_PATH, fpxConsole(shop.receiver, { authorize: (request) => staff.authorize(request) }))
+
   // A page instead of Express's default stack trace; bad input (an undecodable path) keeps its 4xx status.
   app.use((error: { status?: number; message?: string }, _request: Request, response: Response, _next: NextFunction) => {
     const status = Number.isInteger(error.status) && error.status! >= 400 && error.status! < 500 ? error.status! : 500
@@ -85,6 +93,7 @@ export async function startExpressShop(options: StartOptions = {}): Promise<Runn
   return {
     url,
     orders: shop.orders,
+    consoleLink: `${url}${staff.signInPath}`,
     close: () => {
       stopReconciling()
       return server.close()

@@ -100,14 +100,28 @@ ${bankField(banks, values.bank, problems.bank)}
 }
 
 /**
- * The payment request goes from the buyer's browser to the service, which shows the bank selection. The form is
- * paymentFormHtml's: every field escaped (the buyer's name is theirs to choose), posted at once, with a button
- * when scripts are off.
+ * The browser-form way (paymentCreation 'browser-form'): the payment request goes from the buyer's browser to
+ * the service, which shows the bank selection. The form is paymentFormHtml's: every field escaped (the buyer's
+ * name is theirs to choose), posted at once, with a button when scripts are off. It holds the Auth Token.
  */
 export function paymentRedirectPage(form: PaymentForm): Page {
   const body = `<p>Taking you to online banking to pay for order ${escapeHtml(form.fields.order_number ?? '')}…</p>
 ${paymentFormHtml(form, { fragment: true })}`
   return page('Redirecting to payment', body)
+}
+
+/** The server way: the shop created the payment, and the buyer's browser follows this 303 to the service's page. */
+export function toPaymentPage(nextUrl: string, orderNumber: string): Page {
+  const body = `<p>Taking you to online banking to pay for order ${escapeHtml(orderNumber)}: <a href="${escapeHtml(nextUrl)}">continue</a>.</p>`
+  const redirect = page('Redirecting to payment', body, 303)
+  return { ...redirect, headers: { ...redirect.headers, location: nextUrl } }
+}
+
+/** The service did not take the payment; the buyer may try again, and the order keeps why. */
+export function paymentNotStartedPage(orderNumber: string): Page {
+  const body = `<p>The payment for order ${escapeHtml(orderNumber)} could not be started, and no money was taken.</p>
+<p><a href="/">Back to the checkout</a></p>`
+  return page('Payment not started', body, 502)
 }
 
 function describe(order: Order): string {

@@ -53,9 +53,12 @@ export function runIfMain(
       throw error
     })
     console.log(`${name} shop on ${shop.url}/ (orders: ${shop.url}/orders)`)
+    if (shop.consoleLink !== undefined) console.log(`operator's console: ${shop.consoleLink} (a one-time sign-in link)`)
     console.log(service.note)
     const unset = ['FPX_UID', 'FPX_AUTH_TOKEN', 'FPX_CHECKSUM_TOKEN'].filter((name) => !process.env[name])
     if (unset.length > 0) console.log(`demo credentials in use: ${unset.join(', ')} not set (fine with the local emulator only)`)
+    if (config.paymentCreation !== 'server')
+      console.log("checkout: the buyer's browser posts the payment form, which holds the Auth Token; FPX_PAYMENT_CREATION=server keeps it on the server")
     const stop = () => void Promise.all([shop.close(), service.stop()]).then(() => process.exit(0))
     process.once('SIGINT', stop)
     process.once('SIGTERM', stop)

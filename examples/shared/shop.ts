@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto'
 import { createReceiver, type Logger, type PaymentEvent, type Receiver, type RedirectOptions, toSen } from 'fpx-collect'
 import { createClient, type FpxClient } from 'fpx-collect/client'
 import { bankCatalogue } from './banks.js'
-import { type CheckoutValues, type Page, checkoutPage, orderPage, ordersPage, paymentRedirectPage } from './pages.js'
+import { type CheckoutValues, type Page, checkoutPage, orderPage, ordersPage } from './pages.js'
+import { PAYMENT_CREATIONS, type PaymentCreation, startPayment } from './payment.js'
 
 export interface ShopConfig {
   /** The service's {base_url}, ending in /api. */
@@ -18,6 +19,12 @@ export interface ShopConfig {
   checksumToken: string
   /** Where the service and the buyer's browser reach this app; by default the address it listens on. */
   publicUrl?: string
+  /**
+   * How a checkout creates the payment (shared/payment.ts): 'server' keeps the Auth Token on the server, as
+   * production must. Default 'browser-form', which puts it in the buyer's page: the demo and the tests drive the
+   * shops by posting that form, and add the service's unsigned display options to it on the way.
+   */
+  paymentCreation?: PaymentCreation
 }
 
 /**
@@ -39,6 +46,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): ShopConfig 
     checksumToken: env.FPX_CHECKSUM_TOKEN || DEMO_CONFIG.checksumToken,
   }
   if (env.PUBLIC_URL) config.publicUrl = env.PUBLIC_URL.replace(/\/+$/, '')
+  const creation = env.FPX_PAYMENT_CREATION
+  if (creation) {
+    if (!PAYMENT_CREATIONS.includes(creation as PaymentCreation)) throw new RangeError(`FPX_PAYMENT_CREATION must be ${PAYMENT_CREATIONS.join(' or ')}`)
+    config.paymentCreation = creation as PaymentCreation
+  }
   return config
 }
 
@@ -95,6 +107,8 @@ export interface StartOptions {
 export interface RunningShop {
   url: string
   orders: OrderBook
+  /** The operator's console's one-time sign-in link, where the app mounts the console (the Express shop does). */
+  consoleLink?: string
   close(): Promise<void>
 }
 
@@ -107,7 +121,7 @@ export interface Shop {
   /** fpxRedirect's options: the buyer lands on the order's own page whatever happened. */
   readonly redirect: Pick<RedirectOptions, 'successUrl' | 'failureUrl' | 'pendingUrl'>
   checkoutPage(): Promise<Page>
-  /** The checkout form's POST: records the order and answers with the form that takes the buyer to the service. */
+  /** The checkout form's POST: records the order and answers with the page that takes the buyer to the service. */
   placeOrder(form: unknown): Promise<Page>
   ordersPage(): Page
   orderPage(orderNumber: string): Page
@@ -199,11 +213,9 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
     warn: (_details, message) => log(message),
     error: (_details, message) => log(`ERROR ${message}`),
   }
-  const receiver = createReceiver({
-    // With a credential set rather than a bare token, a message must also carry this shop's uid.
-    credentials: [{ uid: config.uid, checksumToken: config.checksumToken }],
-    logger,
-  })
+  const credentials = { uid: config.uid, authToken: config.authToken, checksumToken: config.checksumToken }
+  // Every result is confirmed over the service's API before a handler runs: handlers see the API's record.
+  const receiver = createReceiver({ environment: { baseUrl: config.baseUrl }, credentials, logger })
   const client = createClient({
     environment: { baseUrl: config.baseUrl },
     uid: config.uid,
@@ -211,6 +223,9 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
     checksumToken: config.checksumToken,
     // A buyer waits on the checkout page while the bank list loads: better no list than a long wait.
     timeoutMs: 5_000,
+    // Every payment is recorded at creation: results are checked against it, a payment whose results were lost is
+    // looked up, and the console shows each one from the moment it was created.
+    book: receiver,
     maxRetries: 1,
     logger,
   })
@@ -255,8 +270,9 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
         exchangeNumber: null,
       }
       orders.add(order)
-      // The client signs the request and adds the credentials; the buyer's browser posts it to the service.
-      const payment = client.buildPaymentForm({
+      log(`order ${order.orderNumber} placed: RM ${order.amount} for ${order.product}${input.bank === '' ? '' : ` (bank ${input.bank})`}`)
+      // The client signs the request and adds the credentials.
+      const request = {
         buyer_email: order.buyer.email,
         buyer_name: order.buyer.name,
         buyer_phone: order.buyer.phone,
@@ -266,9 +282,11 @@ export function createShop(options: StartOptions, listeningUrl: () => string): S
         redirect_url: `${appUrl()}/fpx/redirect`,
         transaction_amount: order.amount,
         ...(input.bank === '' ? {} : { buyer_bank_code: input.bank }),
+      }
+      return startPayment(client, config.paymentCreation ?? 'browser-form', request, (why) => {
+        order.note = 'the payment could not be started'
+        log(`order ${order.orderNumber}: ${why}`)
       })
-      log(`order ${order.orderNumber} placed: RM ${order.amount} for ${order.product}${input.bank === '' ? '' : ` (bank ${input.bank})`}`)
-      return paymentRedirectPage(payment)
     },
   }
 }

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { localTime, MALAYSIA_OFFSET_MINUTES, parseOffset } from '../core/time.js'
 import type { FieldInput } from '../core/values.js'
 import { type FlagSpec, type ParsedArgs, UsageError } from './args.js'
 
@@ -86,8 +87,42 @@ export function helpRequested(args: ParsedArgs, io: Io, help: string): boolean {
   return args.boolean('help')
 }
 
-/** A time in a listing: ISO 8601, or '-' for none. */
-export const listedTime = (date: Date | null) => (date === null ? '-' : date.toISOString())
+/** A time in a listing, as an operator reads it: Malaysia time unless `--utc-offset` says otherwise, '-' for none. */
+export const listedTime = (date: Date | null, offsetMinutes = MALAYSIA_OFFSET_MINUTES) => localTime(date, offsetMinutes)
+
+export const UTC_OFFSET_FLAG: Record<string, FlagSpec> = { 'utc-offset': { type: 'string' } }
+
+/** --utc-offset in minutes (+08:00, Malaysia time, when not given). */
+export function utcOffset(args: ParsedArgs): number {
+  const text = args.string('utc-offset')
+  if (text === undefined) return MALAYSIA_OFFSET_MINUTES
+  try {
+    return parseOffset(text)
+  } catch (error) {
+    throw new UsageError(`--utc-offset: ${(error as Error).message}`)
+  }
+}
+
+const AGO_UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 }
+
+/**
+ * A time given to a flag (`--from`, `--to`): a date or a date and time read at `offsetMinutes` from UTC
+ * (`2026-11-27`, `2026-11-27 14:00`, `2026-11-27T14:00:05`), one with its own offset (`…Z`, `…+08:00`), or an age
+ * (`30m`, `24h`, `7d`: that long before `now`).
+ */
+export function flagTime(flag: string, text: string, offsetMinutes: number, now: number): Date {
+  const ago = /^(\d+)([mhd])$/.exec(text)
+  if (ago !== null) return new Date(now - Number(ago[1]) * (AGO_UNITS[ago[2] as string] as number))
+  const local = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/.exec(text)
+  const zoned = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) ? new Date(text) : undefined
+  const date =
+    local !== null
+      ? new Date(Date.UTC(Number(local[1]), Number(local[2]) - 1, Number(local[3]), Number(local[4] ?? 0), Number(local[5] ?? 0), Number(local[6] ?? 0)) - offsetMinutes * 60_000)
+      : zoned
+  if (date === undefined || !Number.isFinite(date.getTime()) || (local !== null && localTime(date, offsetMinutes).slice(0, 10) !== text.slice(0, 10)))
+    throw new UsageError(`${flag} takes a date (2026-11-27), a date and time (2026-11-27 14:00, or with Z or +08:00) or an age (30m, 24h, 7d), not "${text}"`)
+  return date
+}
 
 /** --limit of a listing: at most 10,000 lines, 100 when not given. */
 export function listLimit(text: string | undefined): number {

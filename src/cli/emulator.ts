@@ -3,21 +3,28 @@ import { startEmulator } from '../emulator/server.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io, readJsonFile } from './common.js'
 
-export const EMULATOR_HELP = `Usage: fpx-collect emulator [--port 4010] [--host 127.0.0.1] [--config file.json] [--state file.json] [--strict] [--show-credentials]
+export const EMULATOR_HELP = `Usage: fpx-collect emulator [--port 4010] [--host 127.0.0.1] [--config file.json] [--state file.json] [--strict]
+                            [--show-credentials]
 
-Starts the local emulator of the payment service and prints its base URL and the credentials of the seeded
-demo merchant and partner (public, made-up values). Point your app's base URL at it. Stop it with Ctrl+C.
+Starts the local emulator of the payment service and prints its base URL, its control API's address and the
+credentials of its merchants and partners (by default the demo ones: public, made-up values). Point your app's
+base URL at it. Stop it with Ctrl+C.
 
   --port N             Port to listen on (default 4010; 0 picks a free one).
   --host H             Address to listen on (default 127.0.0.1). The control API has no authentication:
                        keep it on loopback.
-  --config file.json   Merchants, partners, banks and the USD rate (see the README's emulator section).
-  --state file.json    Load the state from this file when it exists and save it after every change.
+  --config file.json   Merchants, partners, banks, strict mode and callback delivery (attempts, backoff,
+                       transport): a JSON object whose every key is listed in docs/emulator.md, "The
+                       configuration file". Credentials left out are generated.
+  --state file.json    Load the state from this file when it exists, and save it after every change and on
+                       stop: merchants, partners and banks (credentials included: keep it local), payments and
+                       payment sessions. While the file exists its merchants win over --config's.
   --strict             Refuse what the real service is seen to accept but the spec's strict reading does not,
-                       instead of accepting it with a warning (see docs/emulator.md). Also "strict": true
-                       in the --config file, whose "delivery" object sets callbackTransport and retries.
+                       instead of accepting it with a warning. Also "strict": true in the --config file.
   --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
                        it they are shown as "(set; see config)". The built-in demo ones are always printed.
+
+Reference: docs/emulator.md, "Reference: fpx-collect emulator" (in the package: node_modules/fpx-collect/docs/).
 
 Exit codes: 0 stopped by a signal, 2 usage error or invalid config, 3 could not start (port in use, or
 the optional package fastify is not installed).

@@ -1,7 +1,10 @@
-import { requestChecksum } from '../core/request/request-checksum.js'
+import { readAmount } from '../core/request/amount.js'
+import { FIELD_RULES, IS_REQUIRED, localPhone, type Rule } from '../core/request/field-rules.js'
+import { type PaymentRequestChecksumFields, requestChecksum } from '../core/request/request-checksum.js'
 import { messageChecksum } from '../core/result/checksum.js'
 import { encodeForm } from '../core/result/form-encode.js'
 import { signCallback } from '../core/result/test-signing.js'
+import type { FieldInput } from '../core/values.js'
 import { parseArgs, UsageError } from './args.js'
 import { checksumToken, EXIT, FIELD_FLAGS, helpRequested, type Io, readFields, TOKEN_FLAG } from './common.js'
 
@@ -11,7 +14,8 @@ Computes a checksum with the Checksum Token, as the service does.
 
   (default)            A redirect/callback message: every field but checksum, sorted by name, values joined by |.
   --request            A payment request (POST /v1/payments): the nine fields of the spec's Authentication 5 in
-                       their fixed order; callback_url and redirect_url may be left out.
+                       their fixed order; callback_url and redirect_url may be left out. Every missing or
+                       invalid field is named at once, by the rules the emulator applies.
   --field name=value   A field; repeatable. params[reference1]=12 makes a nested params field.
   --fields file.json   Fields from a JSON object (nested objects allowed); --field pairs override them.
   --output checksum    Print only the checksum (default).
@@ -21,10 +25,43 @@ Computes a checksum with the Checksum Token, as the service does.
                        How nested fields enter a message's signed string (default ruby; see the README).
   --checksum-token T   The Checksum Token; better: set FPX_CHECKSUM_TOKEN. It is never printed.
 
-Exit codes: 0 printed, 2 usage error (unknown flag, missing field or token).
+Exit codes: 0 printed, 2 usage error (unknown flag, missing or invalid field, no token).
 `
 
 const RENDERINGS = ['ruby', 'ruby34', 'flat'] as const
+
+/**
+ * The signed fields of a payment request in the spec's order, each with the rule the emulator applies outside
+ * strict mode (core/request/field-rules.ts): a request that passes here is one the emulator takes.
+ */
+const REQUEST_RULES: Record<keyof PaymentRequestChecksumFields, Rule> = {
+  buyer_email: FIELD_RULES.buyer_email,
+  buyer_name: FIELD_RULES.buyer_name,
+  buyer_phone: localPhone,
+  callback_url: FIELD_RULES.callback_url,
+  order_number: FIELD_RULES.order_number,
+  product_description: FIELD_RULES.product_description,
+  redirect_url: FIELD_RULES.redirect_url,
+  transaction_amount: (value) => {
+    const reading = readAmount(value)
+    return reading.ok ? undefined : reading.problem
+  },
+  uid: FIELD_RULES.uid,
+}
+const OPTIONAL_REQUEST_FIELDS: ReadonlySet<string> = new Set(['callback_url', 'redirect_url'])
+
+/** Every problem of the request's signed fields, one line each, so one run shows all there is to fix. */
+function requestProblems(fields: Readonly<Record<string, FieldInput>>): string[] {
+  const problems: string[] = []
+  for (const [name, rule] of Object.entries(REQUEST_RULES)) {
+    const value = fields[name]
+    // buyer_phone may be empty (shops without one send ''), as the emulator takes it; the others may not.
+    const absent = value === undefined || value === null || (value === '' && name !== 'buyer_phone')
+    const problem = absent ? (OPTIONAL_REQUEST_FIELDS.has(name) ? undefined : IS_REQUIRED) : typeof value !== 'string' ? 'must be text' : rule(value)
+    if (problem !== undefined) problems.push(`${name}: ${problem}`)
+  }
+  return problems
+}
 
 export function sign(argv: readonly string[], io: Io, env: NodeJS.ProcessEnv): number {
   const args = parseArgs(argv, { ...TOKEN_FLAG, ...FIELD_FLAGS, request: { type: 'boolean' }, output: { type: 'string' }, rendering: { type: 'string' } })
@@ -40,9 +77,12 @@ export function sign(argv: readonly string[], io: Io, env: NodeJS.ProcessEnv): n
 
   if (args.boolean('request')) {
     if (output === 'json') throw new UsageError('--output json is for messages; payment requests are form-encoded')
+    const problems = requestProblems(fields)
+    if (problems.length > 0)
+      throw new UsageError(`the payment request's signed fields need fixing (${problems.length}):\n  ${problems.join('\n  ')}`)
     let checksum: string
     try {
-      checksum = requestChecksum(fields as never, token)
+      checksum = requestChecksum(fields as unknown as PaymentRequestChecksumFields, token)
     } catch (error) {
       throw new UsageError((error as Error).message)
     }

@@ -12,9 +12,11 @@ import { EXIT, helpRequested, type Io } from './common.js'
 
 export const SWEEP_HELP = `Usage: fpx-collect sweep --receiver <module> [--json]
 
-Looks up the open payments that are due through the status API, once, and hands what it shows to your receiver's
-handlers: payments whose redirect and callback were both lost, and B2B1 payments still at 99. Closes payments
-past their horizon as abandoned. Does nothing while another process sweeps the same store.
+One pass of the sweeper, with your receiver's handlers: reads the service's recent successes (the transactions
+list) and hands over those of open payments, then looks up the open payments that are due through the status
+API: payments whose redirect and callback were both lost, and B2B1 payments still at 99. Closes payments past
+their horizon as abandoned. Prints what it did and names each failing order with its message. Does nothing
+while another process sweeps the same store.
 
   --receiver FILE   A module (.mjs/.js; .ts under tsx) exporting your receiver as default or as \`receiver\`
                     (createReceiver with its store, client and handlers), or a function returning it; it may
@@ -50,12 +52,19 @@ async function load(path: string): Promise<{ receiver: SweepingReceiver; close?:
   return { receiver: found, ...(typeof module.close === 'function' ? { close: module.close as () => unknown } : {}) }
 }
 
+/** A text that may be the merchant's own (an order number), on one line and with no terminal control characters. */
+const oneLine = (text: string) => text.replace(/\p{Cc}/gu, '?')
+
 function text(report: SweepReport): string {
   if (!report.swept) return 'another process is sweeping this store: nothing done\n'
-  return (
-    `due ${report.due}, lookups ${report.lookups}: processed ${report.processed}, closed ${report.closed}, ` +
-    `abandoned ${report.abandoned}, still open ${report.open}, skipped ${report.skipped}, failures ${report.failures}\n`
-  )
+  const lines = [
+    `due ${report.due}, list pages ${report.listed} (found paid ${report.found}), lookups ${report.lookups}: processed ${report.processed}, ` +
+      `closed ${report.closed}, abandoned ${report.abandoned}, still open ${report.open}, skipped ${report.skipped}, failures ${report.failures}`,
+  ]
+  // Older receivers' reports (a module built against an earlier version) carry no `failing`.
+  for (const { orderNumber, message } of report.failing ?? [])
+    lines.push(`  failing: ${orderNumber === null ? 'the transactions list' : `order ${oneLine(orderNumber)}`}: ${oneLine(message)}`)
+  return `${lines.join('\n')}\n`
 }
 
 export async function sweep(argv: readonly string[], io: Io): Promise<number> {

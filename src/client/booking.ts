@@ -27,6 +27,12 @@ export interface CreationOptions {
 
 const MAX_ATTACHED_BYTES = 4096
 
+/** The buyer as the request's fields name them (absent or empty: not known). */
+export interface Buyer {
+  readonly buyer_email?: string | null | undefined
+  readonly buyer_name?: string | null | undefined
+}
+
 const hasRecord = (value: unknown): value is PaymentRecorder => typeof (value as PaymentRecorder | null)?.record === 'function'
 
 /** The recorder behind a `book` option, or a TypeError saying what was given instead. */
@@ -50,7 +56,7 @@ function checkedAttachment(attach: unknown): AttachedData {
   for (const [name, value] of Object.entries(attach))
     if (!(value === null || ['string', 'number', 'boolean'].includes(typeof value)) || (typeof value === 'number' && !Number.isFinite(value)))
       throw new TypeError(`attach.${name} must be text, a finite number, a boolean or null`)
-  if (Buffer.byteLength(JSON.stringify(attach)) > MAX_ATTACHED_BYTES) throw new TypeError(`attach must be at most ${MAX_ATTACHED_BYTES} bytes as JSON`)
+  if (new TextEncoder().encode(JSON.stringify(attach)).byteLength > MAX_ATTACHED_BYTES) throw new TypeError(`attach must be at most ${MAX_ATTACHED_BYTES} bytes as JSON`)
   return { ...(attach as AttachedData) }
 }
 
@@ -72,10 +78,20 @@ export class Booking {
     return checkedAttachment(options?.attach)
   }
 
-  /** Records the payment; rejects when the store cannot take it. */
-  async record(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData): Promise<void> {
+  /** Records the payment (and the buyer the request named, for the operator's search); rejects when the store cannot take it. */
+  async record(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData, buyer: Buyer = {}): Promise<void> {
     if (this.recorder === undefined) return
-    const payment: CreatedPayment = { orderNumber, amountSen: toSen(amount), uid: this.uid, kind, createdAt: new Date(), exchangeNumber, attached }
+    const payment: CreatedPayment = {
+      orderNumber,
+      amountSen: toSen(amount),
+      uid: this.uid,
+      kind,
+      createdAt: new Date(),
+      exchangeNumber,
+      attached,
+      buyerEmail: buyer.buyer_email || null,
+      buyerName: buyer.buyer_name || null,
+    }
     const outcome = await this.recorder.record(payment)
     // A reused order_number with another amount is easy to do by mistake (a cart total changed, a retry built anew):
     // both amounts are accepted for its results from now on, which the merchant should know.
@@ -92,9 +108,9 @@ export class Booking {
    * to record must not hide that payment from the caller, so it is logged, not thrown. The result is still handled
    * when it comes, unchecked. Resolves to whether it was recorded.
    */
-  async recordQuietly(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData): Promise<boolean> {
+  async recordQuietly(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData, buyer: Buyer = {}): Promise<boolean> {
     try {
-      await this.record(kind, orderNumber, amount, exchangeNumber, attached)
+      await this.record(kind, orderNumber, amount, exchangeNumber, attached, buyer)
       return true
     } catch (error) {
       this.logger.error(

@@ -36,8 +36,8 @@ export interface ClientOptions {
   logger?: LoggerOption
   /**
    * Record every payment this client creates in the payment book: pass the receiver (or its store). Then
-   * buildPaymentForm returns a promise, and results are checked against what was asked, and swept when they never
-   * come (docs/payment-lifecycle.md).
+   * buildPaymentForm's form carries a `recorded` promise, and results are checked against what was asked, and
+   * swept when they never come (docs/payment-lifecycle.md).
    */
   book?: PaymentBookSource
 }
@@ -81,8 +81,11 @@ export function resolveConfig(options: ClientOptions): ResolvedConfig {
     baseUrl = ENVIRONMENTS[environment]
   } else {
     baseUrl = nonEmpty(environment?.baseUrl, 'environment.baseUrl')
-    const protocol = URL.canParse(baseUrl) ? new URL(baseUrl).protocol : ''
-    if (protocol !== 'http:' && protocol !== 'https:') throw new TypeError('createClient: environment.baseUrl must be an http(s) URL')
+    const url = URL.canParse(baseUrl) ? new URL(baseUrl) : undefined
+    if (url?.protocol !== 'http:' && url?.protocol !== 'https:') throw new TypeError('createClient: environment.baseUrl must be an http(s) URL')
+    // The client sends the credentials itself; a URL holding them would show up in every error and log line.
+    if (url.username !== '' || url.password !== '')
+      throw new TypeError('createClient: environment.baseUrl must not contain a user name or password (give uid and authToken instead)')
   }
   return {
     baseUrl: baseUrl.replace(/\/+$/, ''),
@@ -93,7 +96,8 @@ export function resolveConfig(options: ClientOptions): ResolvedConfig {
     timeoutMs: wholeNumber(options.timeoutMs, 15_000, 'timeoutMs', 1),
     maxRetries: wholeNumber(options.maxRetries, 2, 'maxRetries', 0),
     retryDelayMs: wholeNumber(options.retryDelayMs, 250, 'retryDelayMs', 0),
-    fetch: options.fetch ?? globalThis.fetch,
+    // Called as a plain function: Workers refuse a fetch called as another object's method (Illegal invocation).
+    fetch: options.fetch ?? ((input, init) => fetch(input, init)),
     logger: safeLogger(options.logger),
   }
 }

@@ -1,12 +1,17 @@
 /**
- * Errors of the API client. Every message is written for the merchant's developer and never contains the Auth
- * Token or the Checksum Token: the HTTP layer redacts them before an error is built (see `redact`).
+ * Errors of the API client. Every message is written for the merchant's developer. No property of any of them
+ * (message, stack, body, fields, cause chain) holds the Auth Token or the Checksum Token, in any written form, even
+ * when the upstream echoed the request: they get logged whole, so the HTTP layer redacts everything it reads
+ * before an error is built (redact.ts).
  */
 export class FpxError extends Error {
   override readonly name: string = 'FpxError'
 }
 
-/** The service answered with a status other than 2xx. `body` is the parsed JSON (or the text) of the answer. */
+/**
+ * The service answered with a status other than 2xx, or a 2xx the client cannot use. `body` is the parsed JSON
+ * (or the text) of the answer, with every written form of a credential replaced by [redacted].
+ */
 export class FpxApiError extends FpxError {
   override readonly name: string = 'FpxApiError'
   readonly status: number
@@ -49,7 +54,10 @@ export class FpxValidationError extends FpxError {
   }
 }
 
-/** No answer within `timeoutMs` (after the retries a GET is allowed). */
+/**
+ * No answer within `timeoutMs` (after the retries a GET is allowed). `cause` is a redacted copy of fetch's error
+ * (name, message, code, causes), not the error itself, which may hold the request.
+ */
 export class FpxTimeoutError extends FpxError {
   override readonly name: string = 'FpxTimeoutError'
   readonly timeoutMs: number
@@ -60,7 +68,10 @@ export class FpxTimeoutError extends FpxError {
   }
 }
 
-/** The request never got an HTTP answer: connection refused or reset, DNS failure, TLS failure. */
+/**
+ * The request never got an HTTP answer: connection refused or reset, DNS failure, TLS failure. `cause` is a
+ * redacted copy of fetch's error, as for FpxTimeoutError.
+ */
 export class FpxNetworkError extends FpxError {
   override readonly name: string = 'FpxNetworkError'
 }

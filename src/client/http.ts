@@ -1,5 +1,7 @@
+import { base64 } from './base64.js'
 import type { ResolvedConfig } from './config.js'
 import { FpxApiError, FpxAuthenticationError, FpxNetworkError, FpxTimeoutError, FpxValidationError } from './errors.js'
+import { Redactor } from './redact.js'
 
 export interface ApiRequest {
   method: 'GET' | 'POST'
@@ -18,6 +20,7 @@ export interface ApiRequest {
   acceptRedirect?: boolean
 }
 
+/** An answer as the client keeps it: any written form of a secret in its text and headers is already [redacted]. */
 export interface ApiAnswer {
   status: number
   headers: Headers
@@ -58,15 +61,37 @@ function parseBody(text: string): unknown {
   }
 }
 
+const EXCERPT_LENGTH = 200
+// Markup is dropped from this much of the text only: an unclosed `<` makes the pattern scan to the end.
+const EXCERPT_SOURCE_LENGTH = 4096
+
+/** A body's text for a message: markup dropped, on one line, cut to a readable length. */
+function excerpt(text: string): string {
+  const line = text.slice(0, EXCERPT_SOURCE_LENGTH).replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()
+  return line.length > EXCERPT_LENGTH ? `${line.slice(0, EXCERPT_LENGTH)}…` : line
+}
+
+/** What an error answer says about itself: its `code`, and its `error` or `message`, or the text that is not JSON. */
+function said(body: unknown): { code: string | undefined; text: string | undefined } {
+  const fields = typeof body === 'object' && body !== null ? (body as { code?: unknown; error?: unknown; message?: unknown }) : {}
+  const text = typeof body === 'string' ? body : typeof fields.error === 'string' ? fields.error : typeof fields.message === 'string' ? fields.message : undefined
+  return { code: typeof fields.code === 'string' ? fields.code : undefined, text: text === undefined || text.trim() === '' ? undefined : excerpt(text) }
+}
+
 export class HttpClient {
-  constructor(private readonly config: ResolvedConfig) {}
+  /**
+   * Everything read from the network passes through it before anyone keeps it: an upstream that echoes the
+   * request must not put the credentials into an error, a log line or a return value (redact.ts).
+   */
+  readonly redactor: Redactor
+
+  constructor(private readonly config: ResolvedConfig) {
+    this.redactor = new Redactor(config)
+  }
 
   /** Removes the secrets from text that goes into an error message or a log line. */
   redact(text: string): string {
-    let result = text
-    for (const secret of [this.config.authToken, this.config.checksumToken])
-      if (secret.length > 0) result = result.split(secret).join('[redacted]')
-    return result
+    return this.redactor.text(text)
   }
 
   url(path: string, query?: Record<string, string | undefined>): string {
@@ -103,7 +128,7 @@ export class HttpClient {
   private async once(request: ApiRequest): Promise<ApiAnswer> {
     const headers: Record<string, string> = { accept: 'application/json, text/html;q=0.9' }
     if (request.basicAuth)
-      headers.authorization = `Basic ${Buffer.from(`${this.config.uid}:${this.config.authToken}`).toString('base64')}`
+      headers.authorization = `Basic ${base64(`${this.config.uid}:${this.config.authToken}`)}`
     let body: string | undefined
     if (request.form !== undefined) {
       headers['content-type'] = 'application/x-www-form-urlencoded'
@@ -114,19 +139,28 @@ export class HttpClient {
     try {
       const response = await this.config.fetch(this.url(request.path, request.query), { method: request.method, headers, body, signal, redirect: 'manual' })
       // The body is read under the same time limit: a server that sends headers and then stalls is a time-out too.
-      return { status: response.status, headers: response.headers, text: await response.text() }
+      const text = this.redactor.text(await response.text())
+      const kept = new Headers()
+      response.headers.forEach((value, name) => kept.append(name, this.redactor.text(value)))
+      return { status: response.status, headers: kept, text }
     } catch (error) {
-      if (signal.aborted) throw new FpxTimeoutError(`${what}: no answer within ${this.config.timeoutMs} ms`, this.config.timeoutMs, { cause: error })
+      // fetch's error, or a fetch wrapper's, may hold the request itself: the cause kept is a redacted copy.
+      const cause = this.redactor.error(error)
+      if (signal.aborted) throw new FpxTimeoutError(`${what}: no answer within ${this.config.timeoutMs} ms`, this.config.timeoutMs, { cause })
       const reason = error instanceof Error ? ((error.cause as { code?: string } | undefined)?.code ?? error.message) : String(error)
-      throw new FpxNetworkError(this.redact(`${what}: the request failed (${reason})`), { cause: error })
+      throw new FpxNetworkError(this.redact(`${what}: the request failed (${String(reason)})`), { cause })
     }
   }
 
+  /** The answer's body for an error: parsed JSON redacted again after parsing, or the (redacted) text. */
+  body(answer: ApiAnswer): unknown {
+    return this.redactor.value(parseBody(answer.text))
+  }
+
   private failure(what: string, answer: ApiAnswer): Error {
-    const body = parseBody(answer.text)
-    const said = (body as { error?: unknown } | null)?.error
-    const detail = typeof said === 'string' ? `: ${said}` : ''
-    const message = this.redact(`${what} answered ${answer.status}${detail}`)
+    const body = this.body(answer)
+    const { code, text } = said(body)
+    const message = this.redact(`${what} answered ${answer.status}${code === undefined ? '' : ` (${code})`}${text === undefined ? '' : `: ${text}`}`)
     if (answer.status === 401) return new FpxAuthenticationError(message, answer.status, body)
     const fields = (body as { fields?: unknown } | null)?.fields
     if (answer.status === 422 && typeof fields === 'object' && fields !== null)
@@ -136,10 +170,14 @@ export class HttpClient {
 
   /** A 2xx JSON answer, parsed; a body that is not JSON is an API error (a proxy page, say). */
   json(what: string, answer: ApiAnswer): unknown {
+    let parsed: unknown
     try {
-      return JSON.parse(answer.text) as unknown
+      parsed = JSON.parse(answer.text) as unknown
     } catch (error) {
-      throw new FpxApiError(`${what} answered ${answer.status} with a body that is not JSON`, answer.status, answer.text, { cause: error })
+      const text = answer.text.trim() === '' ? '' : `: ${excerpt(answer.text)}`
+      throw new FpxApiError(`${what} answered ${answer.status} with a body that is not JSON${text}`, answer.status, answer.text, { cause: this.redactor.error(error) })
     }
+    // The text was redacted as read; this catches the forms that only parsing reveals (JSON escapes).
+    return this.redactor.value(parsed)
   }
 }

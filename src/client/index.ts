@@ -9,7 +9,7 @@ import { type ClientOptions, resolveConfig } from './config.js'
 import type { ClientContext } from './context.js'
 import { validateCredentials } from './credentials.js'
 import { HttpClient } from './http.js'
-import { buildPaymentForm, type CreatedPayment, createPayment, type PaymentForm } from './payments.js'
+import { buildPaymentForm, type CreatedPayment, createPayment, type PaymentForm, type PaymentFormOptions } from './payments.js'
 import type { CredentialResult, PaymentInput, PaymentSession, SearchReference, SessionInput, Transaction, TransactionsPage, TransactionsQuery } from './schemas.js'
 import { createPaymentSession } from './sessions.js'
 import { paymentStatus, paymentStatusByReference } from './status.js'
@@ -29,7 +29,12 @@ export interface FpxClient {
   validateCredentials(): Promise<CredentialResult>
   publicBanks(model: 'b2c' | 'b2b', options?: { status?: BankStatus }): Promise<BankList>
   partnerBanks(model: 'b2c' | 'b2b1', options?: { status?: BankStatus }): Promise<BankList>
-  buildPaymentForm(input: PaymentInput, options?: CreationOptions): PaymentForm
+  /**
+   * The payment request as a form for the buyer's browser, with your API UID and Auth Token in it: pass
+   * `{ exposeAuthToken: true }` to say you accept that. In production use createPayment (docs/client.md).
+   */
+  buildPaymentForm(input: PaymentInput, options: PaymentFormOptions): PaymentForm
+  /** Creates the payment from your server; send the buyer to `nextUrl`. The production path. */
   createPayment(input: PaymentInput, options?: CreationOptions): Promise<CreatedPayment>
   createPaymentSession(input: SessionInput, options?: CreationOptions): Promise<PaymentSession>
   paymentStatus(orderNumber: string): Promise<Transaction>
@@ -65,7 +70,7 @@ export type { Bank, BankList, BankStatus } from './banks.js'
 export type { CreationOptions, PaymentBookSource, PaymentRecorder } from './booking.js'
 export { type ClientOptions, type EnvironmentName, ENVIRONMENTS } from './config.js'
 export { FpxApiError, FpxAuthenticationError, FpxError, FpxNetworkError, FpxTimeoutError, FpxValidationError } from './errors.js'
-export type { CreatedPayment, PaymentForm } from './payments.js'
+export type { CreatedPayment, PaymentForm, PaymentFormOptions } from './payments.js'
 export { paymentFormHtml, type PaymentFormHtmlOptions, type PaymentFormInput } from './payment-form-html.js'
 export { reconcile, type ReconcileClient, type ReconcileOptions, type ReconcileReport } from './reconcile.js'
 export type { CredentialResult, PaymentInput, PaymentSession, SearchReference, SessionInput, Transaction, TransactionsPage, TransactionsQuery } from './schemas.js'

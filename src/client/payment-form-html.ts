@@ -48,7 +48,7 @@ function flatten(fields: PaymentFormInput['fields']): [string, string][] {
 
 /**
  * An escaped form that posts `form.fields` to `form.action` and submits itself (with a button for browsers
- * without JavaScript): `res.type('html').set('cache-control', 'no-store').send(paymentFormHtml(client.buildPaymentForm(input)))`.
+ * without JavaScript): `res.type('html').set('cache-control', 'no-store').send(paymentFormHtml(client.buildPaymentForm(input, { exposeAuthToken: true })))`.
  */
 export function paymentFormHtml(form: PaymentFormInput, options: PaymentFormHtmlOptions = {}): string {
   if (form === null || typeof form !== 'object') throw new TypeError('paymentFormHtml: pass the result of buildPaymentForm')

@@ -1,7 +1,8 @@
 import { requestChecksum } from '../core/request/request-checksum.js'
-import { type CreationOptions, mayHaveCreated, withRecorded } from './booking.js'
+import { type Buyer, type CreationOptions, mayHaveCreated, withRecorded } from './booking.js'
 import type { ClientContext } from './context.js'
 import { FpxApiError } from './errors.js'
+import { REDACTED } from './redact.js'
 import { formFields } from './form-fields.js'
 import { type PaymentInput, paymentInputSchema, validate } from './schemas.js'
 
@@ -19,10 +20,11 @@ export interface PaymentForm {
 }
 
 export interface CreatedPayment {
-  /** Where the buyer goes next (the bank-selection page), read from the HTML the service answered with. */
+  /** Where the buyer goes next (the bank-selection page), read from the service's answer (a redirect or its page). */
   readonly nextUrl: string
   /** From the X-Exchange-Number header when the service sends it (the emulator does), else null. */
   readonly exchangeNumber: string | null
+  /** The page the service answered with, any written form of a credential in it [redacted]. */
   readonly html: string
 }
 
@@ -55,16 +57,38 @@ export function paymentFields(context: ClientContext, input: PaymentInput): Reco
 }
 
 /**
- * The form for the buyer's browser to POST: the normal path, since the buyer's browser must reach the bank.
- * The fields include the Auth Token, as the spec requires of payment creation; the Checksum Token never leaves.
+ * The second argument of buildPaymentForm: `exposeAuthToken: true` is required, so every call site says that the
+ * buyer's page will hold the Auth Token (see buildPaymentForm).
  */
-export function buildPaymentForm(context: ClientContext, input: PaymentInput, options?: CreationOptions): PaymentForm {
+export interface PaymentFormOptions extends CreationOptions {
+  /**
+   * `true`: you accept that the buyer's browser receives your API UID and Auth Token, with which anyone can read
+   * your whole transaction list over Basic auth (other buyers' names, e-mails and phones included). Prefer
+   * createPayment on the server.
+   */
+  exposeAuthToken: true
+}
+
+const EXPOSURE_REQUIRED =
+  "buildPaymentForm puts your API UID and Auth Token in the buyer's page, and with them anyone can read your whole " +
+  "transaction list (other buyers' e-mails and phones included): create the payment from your server with " +
+  'createPayment and send the buyer to its nextUrl, or pass { exposeAuthToken: true } to accept that risk'
+
+/**
+ * The signed payment request as a form for the buyer's browser to POST. The fields hold `uid` and the Auth
+ * Token, because the spec makes payment creation authenticate with `token` in the body; the Checksum Token never
+ * leaves. A buyer who reads the page holds Basic-auth credentials of the merchant's API, hence the required
+ * `exposeAuthToken: true` (a TypeError without it). createPayment keeps both on the server.
+ */
+export function buildPaymentForm(context: ClientContext, input: PaymentInput, options: PaymentFormOptions): PaymentForm {
+  // Checked at run time as well: JavaScript callers and casts do not see the type.
+  if ((options as Partial<PaymentFormOptions> | undefined)?.exposeAuthToken !== true) throw new TypeError(EXPOSURE_REQUIRED)
   const attached = context.booking.attachment(options)
   const form: PaymentForm = { action: context.http.url('/v1/payments'), method: 'POST', fields: paymentFields(context, input) }
   if (!context.booking.enabled) return form
   // Written while the page goes out, long before the buyer is back from the bank; `recorded` says when it is.
   const { order_number, transaction_amount } = form.fields as { order_number: string; transaction_amount: string }
-  return withRecorded(form, context.booking.recordQuietly('form', order_number, transaction_amount, null, attached))
+  return withRecorded(form, context.booking.recordQuietly('form', order_number, transaction_amount, null, attached, form.fields as Buyer))
 }
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
@@ -98,8 +122,9 @@ export function nextAddress(html: string, pageUrl: string): string | undefined {
 }
 
 /**
- * POSTs the payment server-side and returns where the buyer should go next. Never retried: after a lost
- * answer a retry could create a second payment. Prefer buildPaymentForm when a browser is at hand.
+ * POSTs the payment from the server and returns where the buyer goes next (`nextUrl`): the way to create
+ * payments in production, since the Auth Token stays on the server. Never retried: after a lost answer a retry
+ * could create a second payment.
  */
 export async function createPayment(context: ClientContext, input: PaymentInput, options?: CreationOptions): Promise<CreatedPayment> {
   const attached = context.booking.attachment(options)
@@ -110,16 +135,23 @@ export async function createPayment(context: ClientContext, input: PaymentInput,
     answer = await context.http.send({ method: 'POST', path: '/v1/payments', form, basicAuth: false, retry: false, acceptRedirect: true })
   } catch (error) {
     // A lost answer may hide a payment made: recorded, the sweeper finds out (the caller still gets the error).
-    if (mayHaveCreated(error)) await context.booking.recordQuietly('payment', order_number, transaction_amount, null, attached)
+    if (mayHaveCreated(error)) await context.booking.recordQuietly('payment', order_number, transaction_amount, null, attached, form as Buyer)
     throw error
   }
   // Once the service took the payment, the book is told, whatever the page looks like.
-  await context.booking.recordQuietly('payment', order_number, transaction_amount, answer.headers.get('x-exchange-number'), attached)
+  await context.booking.recordQuietly('payment', order_number, transaction_amount, answer.headers.get('x-exchange-number'), attached, form as Buyer)
   const action = context.http.url('/v1/payments')
   // The spec does not show the answer: a redirect to the hosted page is as plausible as a page that links to it.
   const location = answer.status >= 300 ? answer.headers.get('location') : null
   const nextUrl = location !== null && URL.canParse(location, action) ? new URL(location, action).toString() : nextAddress(answer.text, action)
   if (nextUrl === undefined)
-    throw new FpxApiError(`POST /v1/payments answered ${answer.status} with a page that has no next address`, answer.status, answer.text)
+    throw new FpxApiError(`POST /v1/payments answered ${answer.status} with a page that has no next address`, answer.status, context.http.body(answer))
+  // The answer was redacted as it was read: an address that held a credential would hand it to the buyer.
+  if (nextUrl.includes(REDACTED) || nextUrl.includes(encodeURI(REDACTED)))
+    throw new FpxApiError(
+      `POST /v1/payments answered ${answer.status} with a next address that carries a credential; not sending a buyer there`,
+      answer.status,
+      context.http.body(answer),
+    )
   return { nextUrl, exchangeNumber: answer.headers.get('x-exchange-number'), html: answer.text }
 }

@@ -1,4 +1,4 @@
-import type { Outcome, Receiver } from '../receiver/receiver.js'
+import type { Outcome } from '../contract/delivery-result.js'
 import { dayNumber, MAX_WINDOW_DAYS, type SearchReference, type Transaction, type TransactionsQuery } from './schemas.js'
 import { FpxValidationError } from './errors.js'
 import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
@@ -12,10 +12,19 @@ export interface ReconcileClient {
   searchTransactions(reference: SearchReference, value: string): Promise<Transaction[]>
 }
 
+/** What reconciliation needs of the receiver (createReceiver's fits). */
+export interface ReconcilingReceiver {
+  handleTrusted(fields: Readonly<Record<string, string>>): Promise<{
+    readonly outcome: Outcome
+    readonly payment?: { readonly state: string }
+    readonly error?: { readonly code: string; readonly message: string }
+  }>
+}
+
 export interface ReconcileOptions {
   client: ReconcileClient
   /** The receiver that also takes the redirects and callbacks, so one store deduplicates all three paths. */
-  receiver: Pick<Receiver<unknown>, 'handleTrusted'>
+  receiver: ReconcilingReceiver
   /** First and last Malaysian calendar day (yyyy-mm-dd, or a Date taken in UTC+08:00), both included. */
   from: string | Date
   to: string | Date

@@ -16,6 +16,6 @@ export async function createPaymentSession(context: ClientContext, input: Sessio
   const answer = await context.http.send({ method: 'POST', path: '/apis/payments', form, basicAuth: true, retry: false })
   const session = readOutput(sessionSchema, context.http.json(what, answer), what, answer.status)
   // The session's own order number (generated when none was given) and its amount in MYR, as results carry them.
-  await context.booking.recordQuietly('session', session.data.order_number, session.data.transaction_amount, null, attached)
+  await context.booking.recordQuietly('session', session.data.order_number, session.data.transaction_amount, null, attached, form)
   return session
 }

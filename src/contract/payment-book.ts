@@ -28,6 +28,12 @@ export interface FindOptions {
 /** How the payment was started: a signed form the buyer posts, the API, or a payment session. */
 export type CreationKind = 'form' | 'payment' | 'session'
 
+/**
+ * How the book came to know a payment: created by the merchant's client (CreationKind), or `result`: first known
+ * from a verified result of an order the client did not record (triggered, created elsewhere, another system's).
+ */
+export type SeenKind = CreationKind | 'result'
+
 /** What the merchant attached to a payment at creation: kept as given, returned by find and list. */
 export type AttachedData = Readonly<Record<string, string | number | boolean | null>>
 
@@ -43,6 +49,9 @@ export interface CreatedPayment {
   /** The service's exchange_number, when creation returned one (createPayment); null for forms and sessions. */
   readonly exchangeNumber: string | null
   readonly attached: AttachedData
+  /** The buyer's e-mail and name as the request gave them, when known: the operator searches by e-mail. */
+  readonly buyerEmail?: string | null
+  readonly buyerName?: string | null
 }
 
 /**
@@ -62,7 +71,13 @@ export const MAX_ASKED_AMOUNTS = 10
  */
 export type RecordOutcome = 'created' | 'known' | 'added'
 
-export interface BookedPayment extends CreatedPayment {
+export interface BookedPayment extends Omit<CreatedPayment, 'kind' | 'buyerEmail' | 'buyerName'> {
+  /**
+   * How the book knows it. A `result` record: uid is the credential set the result was verified with ('' when the
+   * receiver cannot tell, one bare checksumToken), createdAt when the store first saw it, amountSen the result's
+   * (0, and askedSen empty, when the result carried no amount), attached empty.
+   */
+  readonly kind: SeenKind
   /**
    * Every amount asked for the order, oldest first, the latest (amountSen) last; the last MAX_ASKED_AMOUNTS
    * distinct ones. A result carrying any of them matches: the service takes a reused order_number, and the buyer
@@ -76,6 +91,102 @@ export interface BookedPayment extends CreatedPayment {
   readonly lookups: number
   readonly lastLookupAt: Date | null
   readonly nextLookupAt: Date | null
+  /** From the creation when it gave them, else from the first handled result that carried them; null when unknown. */
+  readonly buyerEmail: string | null
+  readonly buyerName: string | null
+  /**
+   * Handler failures since a state of the same rank or higher was handled (a handled success clears every one,
+   * a handled failure those of failures and pendings), and the latest one: its message only, never a field value.
+   */
+  readonly failures: number
+  readonly lastFailure: HandlerFailure | null
+  /** When the latest state was handled (null before any result). */
+  readonly settledAt: Date | null
+}
+
+export interface HandlerFailure {
+  readonly at: Date
+  /** The state whose handlers failed. */
+  readonly state: PaymentState
+  readonly message: string
+}
+
+/** The longest failure message a store keeps: a sentence, not a stack trace. */
+export const MAX_FAILURE_MESSAGE = 300
+
+/**
+ * What a completion (or a release after a handler failure) tells the book of the result it handled, so that the
+ * same store statement records an order the book does not hold (a `result` record) and learns the buyer.
+ */
+export interface SeenResult {
+  /** The credential set the result was verified (or confirmed) with; null when the receiver cannot tell. */
+  readonly uid: string | null
+  /** The result's transaction_amount in sen; null when it carried none (a minimal redirect, signature only). */
+  readonly amountSen: number | null
+  readonly buyerEmail: string | null
+  readonly buyerName: string | null
+}
+
+/** A handler failure, for the release that follows it: counted on the booked payment in the release's statement. */
+export interface FailureNote {
+  /** At most MAX_FAILURE_MESSAGE characters (stores cut a longer one). */
+  readonly message: string
+  readonly seen?: SeenResult
+}
+
+/**
+ * A list's status: a book status, or `paid_failing`: a success whose handlers failed and is not handled yet (the
+ * most urgent line an operator can see), whatever the payment's status.
+ */
+export type ListStatus = BookStatus | 'paid_failing'
+
+export interface ListQuery {
+  readonly status?: ListStatus
+  /** Created (a `result` record: first seen) at or after. */
+  readonly from?: Date
+  /** Created before. */
+  readonly to?: Date
+  /** An exact order_number, an exact exchange_number, or a buyer e-mail (case-insensitive): any of them matches. */
+  readonly search?: string
+  /** Default 50, at most 100 (MAX_LIST_LIMIT). */
+  readonly limit?: number
+  /** Opaque: the previous page's `next`. */
+  readonly cursor?: string
+}
+
+/** Newest created first (then by order_number, then by uid, both descending); `next` is null on the last page. */
+export interface PaymentPage {
+  readonly payments: BookedPayment[]
+  readonly next: string | null
+}
+
+export interface OverviewWindow {
+  readonly from: Date
+  readonly to: Date
+}
+
+export interface BookOverview {
+  /** Payments created (first seen) in the window, by status. */
+  readonly byStatus: Readonly<Record<BookStatus, number>>
+  /** Any age: successes whose handlers are failing (ListStatus `paid_failing`). */
+  readonly paidFailing: number
+  /** Any age: payments with handler failures of any state. */
+  readonly failing: number
+  /** Every open payment (whatever the window) by the age of its creation. */
+  readonly openByAge: { readonly underHour: number; readonly underDay: number; readonly underWeek: number; readonly older: number }
+  /**
+   * Handled results per UTC hour of settledAt in the window, by the payment's latest state; every hour of the
+   * window, oldest first, zeros included.
+   */
+  readonly perHour: readonly HourCounts[]
+}
+
+export interface HourCounts {
+  /** The start of the hour. */
+  readonly hour: Date
+  readonly succeeded: number
+  readonly failed: number
+  readonly pending: number
 }
 
 /** What one sweeper lookup changed: the next due time (backoff), or a close. */
@@ -131,6 +242,10 @@ export interface PaymentBook {
   listOpen(query?: OpenQuery): Promise<BookedPayment[]>
   /** Counts for metrics and alerts. */
   summary(): Promise<OpenSummary>
+  /** Every payment the book holds, filtered (ListQuery), a page at a time: the operator's search. */
+  list(query?: ListQuery): Promise<PaymentPage>
+  /** The counts of the operator's overview for a window (at most MAX_OVERVIEW_DAYS long). */
+  overview(window: OverviewWindow): Promise<BookOverview>
 }
 
 /** A uid the book can key by: the stores join it with the order_number, so it holds no NUL. TypeError otherwise. */
@@ -156,6 +271,29 @@ export interface SweepLock {
   /** Extends the lease; false when the lock was lost (expired and taken, or released). */
   renew(owner: string, token: number, ttlMs: number): Promise<boolean>
   release(owner: string, token: number): Promise<void>
+  /** Keeps what the sweeper's latest pass did (replacing the one before), for the operator. */
+  notePass(note: SweepPassNote): Promise<void>
+  /** Who holds the lock now and until when, and the latest pass noted. */
+  status(): Promise<SweepStatus>
+}
+
+export interface SweepPassNote {
+  readonly at: Date
+  readonly holder: string
+  /** When the holder means to sweep next, if it knows. */
+  readonly nextAt: Date | null
+  readonly lookups: number
+  readonly found: number
+  readonly closed: number
+  /** Each failing order and why (a sentence, never a field value or a secret). */
+  readonly failures: readonly { readonly orderNumber: string; readonly message: string }[]
+}
+
+export interface SweepStatus {
+  /** The holder of a live lease, or null. */
+  readonly holder: string | null
+  readonly heldUntil: Date | null
+  readonly lastPass: SweepPassNote | null
 }
 
 export const DEFAULT_OPEN_LIMIT = 100

@@ -1,34 +1,33 @@
 import { type PaymentState, STATE_RANK } from '../core/payment.js'
 import type { InboxQueue } from './inbox-queue.js'
-import type { PaymentBook, SweepLock } from './payment-book.js'
+import type { BookedPayment, FailureNote, PaymentBook, SeenResult, SweepLock } from './payment-book.js'
 import type { TimelineEntry, TimelineQuery } from './timeline.js'
 
 /**
- * Where the receiver records which payment states were handled. A delivery claims its exchange_number with a
- * lease owned by a random token, runs the handlers, then completes or releases the claim. Leases make the same
- * contract work across processes: only one delivery of an exchange_number works at a time, a crashed owner's
+ * Where the receiver records which payment states were handled. A delivery claims its (exchange_number, state)
+ * with a lease owned by a random token, runs the handlers, then completes or releases the claim. Leases make the
+ * same contract work across processes: only one delivery of an exchange_number works at a time, a crashed owner's
  * lease expires and the next delivery takes over, and only the owner may complete or release.
  *
- * The whole contract is in src/contract: this interface; the inbox queue (inbox-queue.ts), the timeline and its
- * limits and retention (timeline.ts), the payment book (payment-book.ts); what every store shares
- * (store-options.ts, once.ts, detached.ts); test/stores/contract.ts runs it against every store.
- *
- * Optional fast paths, for a store in the receiver's own process (the memory store): offered under symbols
- * (own-path.ts), taken only while the methods they stand for are still the store's own, so a wrapper that replaces
- * claim, complete or appendTimeline is always called. A store of yours needs none of them.
- * - local-claims.ts: claim and complete answered at once, without a promise each;
- * - local-book.ts: the payment book's find and settle answered at once;
- * - delivery-trace.ts: the timeline taking a delivery's DeliveryTrace whole, at once, instead of its entries.
+ * Every store is used through these methods and nothing else: the claim also answers what the handlers need to
+ * know of the order (is it paid already, what did the merchant's client record), and the completion also
+ * settles it, so a new delivery costs the store two round trips and a duplicate one. The whole contract is in
+ * src/contract; test/stores/contract.ts runs it against every store.
  */
 export interface ReceiverStore<TTransaction = undefined> {
   claim(request: ClaimRequest): Promise<Claim<TTransaction>>
   /**
-   * Records `state` as handled (and, for a transactional claim, commits the handlers' writes with it).
-   * Returns false, changing nothing, when `owner` no longer holds the lease.
+   * Records `state` as handled (and, for a transactional claim, commits the handlers' writes with it); a success
+   * marks the order paid, and a booked payment is settled. False, changing nothing, when `owner` no longer holds
+   * the lease.
    */
-  complete(lease: LeaseRef): Promise<boolean>
-  /** Gives the lease up without recording anything (rolling a transactional claim back). False when not held. */
-  release(lease: LeaseRef): Promise<boolean>
+  complete(lease: Completion): Promise<boolean>
+  /**
+   * Gives the lease up without recording any state (rolling a transactional claim back). False when not held.
+   * With `failure` (a handler threw), the booked payment of the order counts it, in the same statement (a
+   * transactional store: right after the rollback); an order the book does not hold gets a `result` record.
+   */
+  release(lease: Release): Promise<boolean>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**
@@ -50,8 +49,26 @@ export interface LeaseRef {
   readonly owner: string
 }
 
-export interface ClaimRequest extends LeaseRef {
+/** Which order a payment is for: its order_number, and the API UID of the merchant it belongs to when known. */
+export interface OrderRef {
+  readonly orderNumber?: string
+  readonly uid?: string
+}
+
+export interface ClaimRequest extends LeaseRef, OrderRef {
   readonly leaseMs: number
+}
+
+export interface Completion extends LeaseRef, OrderRef {
+  /**
+   * The result handled: with an order the book does not hold, the completion's statement records it too (kind
+   * `result`); with one it holds, the buyer's e-mail and name fill what the record lacks.
+   */
+  readonly seen?: SeenResult
+}
+
+export interface Release extends LeaseRef, OrderRef {
+  readonly failure?: FailureNote
 }
 
 export type Claim<TTransaction = undefined> =
@@ -59,16 +76,21 @@ export type Claim<TTransaction = undefined> =
    * The caller holds the lease and must run the handlers. previousState is the latest state handled before.
    * A transactional store also hands over the open transaction that holds the claim, for the handlers' writes.
    */
-  | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null; readonly transaction?: TTransaction }
+  | {
+      readonly outcome: 'claimed'
+      readonly previousState: PaymentState | null
+      readonly transaction?: TTransaction
+      /** The exchange_number of another payment of the same order whose success was handled, if any. */
+      readonly paidBy?: string | null
+      /** The order as the merchant's client recorded it, when the store's payment book holds it. */
+      readonly booked?: BookedPayment
+    }
   /** This state was handled already. */
   | { readonly outcome: 'duplicate' }
   /** A later state was handled already (a 99 after its 00, a failure after a success): never regress. */
   | { readonly outcome: 'stale'; readonly currentState: PaymentState }
-  /**
-   * Another delivery holds a live lease. `settled` resolves when it completes or releases, if the store can
-   * tell (same process); otherwise the caller answers 409 and lets the sender retry after `retryAfterMs`.
-   */
-  | { readonly outcome: 'busy'; readonly retryAfterMs: number; readonly settled?: Promise<void> }
+  /** Another delivery holds a live lease; the sender may retry after `retryAfterMs`. */
+  | { readonly outcome: 'busy'; readonly retryAfterMs: number }
 
 /**
  * Whether `incoming` would move a payment backwards from `current`: a pending result after a final one, or a
@@ -76,4 +98,10 @@ export type Claim<TTransaction = undefined> =
  */
 export function isRegression(current: PaymentState | null, incoming: PaymentState): boolean {
   return current !== null && STATE_RANK[incoming] < STATE_RANK[current]
+}
+
+/** The key of an order in a store: its number, under the merchant's API UID when the result names one. */
+export function orderKey(order: OrderRef): string | undefined {
+  if (order.orderNumber === undefined) return undefined
+  return order.uid === undefined ? order.orderNumber : `${order.uid}\u0000${order.orderNumber}`
 }

@@ -29,7 +29,10 @@ import { RESULT_SOURCES } from './delivery-result.js'
  * - `dead_lettered`: the inbox gave up retrying after its last attempt;
  * - `created`: the merchant's client created the payment (read from the payment book, never stored twice);
  * - `lookup`: the sweeper asked the status API about the payment; `code` and `message` say what it showed;
- * - `abandoned`: the sweeper closed the payment after its horizon with no final result.
+ * - `abandoned`: the sweeper closed the payment after its horizon with no final result;
+ * - `looked_up`: an operator had the payment looked up now (the console's "look up now"); `message` says who and what
+ *   the status API showed (the hand-over that follows has entries of its own, source `reconcile`);
+ * - `retried`: an operator made the payment's inbox entry due now (the console's retry); `message` says who.
  */
 export const TIMELINE_EVENTS = [
   'received',
@@ -46,14 +49,17 @@ export const TIMELINE_EVENTS = [
   'created',
   'lookup',
   'abandoned',
+  'looked_up',
+  'retried',
 ] as const
 export type TimelineEvent = (typeof TIMELINE_EVENTS)[number]
 
 /**
- * Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox; and for the
- * payment book's entries, the merchant's client (`created`) or the sweeper (`lookup`, `abandoned`).
+ * Where an attempt came from: a delivery, a reconciliation's API record, or a retry from the inbox; for the
+ * payment book's entries, the merchant's client (`created`) or the sweeper (`lookup`, `abandoned`); and an
+ * operator's action in the console (`looked_up`, `retried`).
  */
-export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox', 'client', 'sweep'] as const
+export const TIMELINE_SOURCES = [...RESULT_SOURCES, 'inbox', 'client', 'sweep', 'console'] as const
 export type TimelineSource = (typeof TIMELINE_SOURCES)[number]
 
 export interface TimelineEntry {
@@ -74,7 +80,11 @@ export interface TimelineEntry {
   readonly code: string | null
   /** The HTTP status answered, when the entry ends a delivery; else null. */
   readonly status: number | null
-  /** A short explanation (never a field value or a secret), else null. */
+  /**
+   * A short explanation (never a field value or a secret), else null. For `handler_failed`, it ends with why the
+   * handler failed: its error's name and message on one line, every value of the result taken out, as the payment
+   * book keeps it (receiver/book-notes.ts).
+   */
   readonly message: string | null
 }
 

@@ -1,13 +1,9 @@
 /**
- * The signed string lists values sorted by field name in byte order. JavaScript's `<` compares UTF-16 code
+ * The signed string lists values sorted by field name in byte order. JavaScript's default sort compares UTF-16 code
  * units, which agrees with UTF-8 byte order except when a name holds a character at or above U+D800 (a
  * surrogate pair sorts below U+E000..U+FFFF in UTF-16, above them in UTF-8); only then do we pay for a
  * code point comparison.
  */
-function compareCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
-}
-
 export function compareCodePoints(a: string, b: string): number {
   const length = Math.min(a.length, b.length)
   for (let i = 0; i < length; i++) {
@@ -26,10 +22,7 @@ function needsCodePointOrder(names: readonly string[]): boolean {
   return false
 }
 
-/** Indices of `names` in byte order of the names; stable, so repeated names keep their received order. */
-export function byteOrder(names: readonly string[]): number[] {
-  const compare = needsCodePointOrder(names) ? compareCodePoints : compareCodeUnits
-  const order = names.map((_, i) => i)
-  order.sort((a, b) => compare(names[a] as string, names[b] as string))
-  return order
+/** Distinct names sorted in byte order (a copy). */
+export function sortedInByteOrder(names: readonly string[]): string[] {
+  return needsCodePointOrder(names) ? [...names].sort(compareCodePoints) : [...names].sort()
 }

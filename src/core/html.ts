@@ -15,6 +15,8 @@ export interface HtmlDocument {
   readonly title: string
   /** CSS for a <style> element, if any. */
   readonly style?: string
+  /** More of <head> (a meta refresh), already escaped. */
+  readonly head?: string
   /** Attributes of <body>, already escaped. */
   readonly bodyAttributes?: string
   /** The body's HTML, already escaped. */
@@ -22,14 +24,14 @@ export interface HtmlDocument {
 }
 
 /** A self-contained page: UTF-8, readable on a phone, kept out of search engines. */
-export function htmlDocument({ title, style, bodyAttributes, body }: HtmlDocument): string {
+export function htmlDocument({ title, style, head, bodyAttributes, body }: HtmlDocument): string {
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
-<title>${escapeHtml(title)}</title>${style === undefined ? '' : `\n<style>\n${style}\n</style>`}
+<title>${escapeHtml(title)}</title>${head === undefined ? '' : `\n${head}`}${style === undefined ? '' : `\n<style>\n${style}\n</style>`}
 </head>
 <body${bodyAttributes === undefined ? '' : ` ${bodyAttributes}`}>
 ${body}

@@ -19,6 +19,12 @@ export type FieldInput =
 
 export const MAX_NESTING_DEPTH = 8
 
+/**
+ * The most fields a delivery may carry, nested ones counted one by one. A result has about 45 and the merchant's
+ * own params; anyone can send 9,000 empty ones in 64 KiB, and each costs work before the checksum can be compared.
+ */
+export const MAX_FIELDS = 256
+
 export function isNested(value: FieldValue): value is NestedFields | FieldValue[] {
   return typeof value === 'object' && value !== null
 }
@@ -52,4 +58,12 @@ export function toPlain(value: FieldValue): unknown {
   const out: Record<string, unknown> = Object.create(null)
   for (const [key, item] of value) out[key] = toPlain(item)
   return out
+}
+
+/**
+ * The same text in a string of its own. A string cut from a larger one (a field value cut from a delivery's body)
+ * may keep the larger one in memory for as long as it is kept: what a store keeps for days is copied first.
+ */
+export function ownCopy(text: string): string {
+  return JSON.parse(JSON.stringify(text)) as string
 }

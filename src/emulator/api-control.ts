@@ -1,8 +1,10 @@
+import { createControlPayment } from './api-control-create.js'
 import { type CallbackDeliverer, type CallbackDelivery, completePayment, deliveryJson } from './delivery.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
 import { faultsJson, parseFaults } from './faults.js'
 import { type Context, type Reply, type Route, readJson } from './http.js'
 import { bankPagePath } from './pages.js'
+import { pageOf, readPage } from './paging.js'
 import { listRecord } from './records.js'
 import type { CompletionOutcome, PaymentRecord } from './state.js'
 import { warningJson } from './warnings.js'
@@ -70,8 +72,8 @@ function redeliver(context: Context, deliverer: CallbackDeliverer): Reply {
 
 function deliveries(context: Context, deliverer: CallbackDeliverer): Reply {
   const exchangeNumber = context.url.searchParams.get('exchange_number')
-  const chosen = deliverer.deliveries.filter((delivery) => exchangeNumber === null || delivery.exchangeNumber === exchangeNumber)
-  return { json: { deliveries: chosen.map(deliveryJson) } }
+  const chosen = exchangeNumber === null ? deliverer.deliveries : deliverer.of(exchangeNumber)
+  return { json: pageOf('deliveries', chosen, readPage(context), deliveryJson) }
 }
 
 function delivery(context: Context, deliverer: CallbackDeliverer): Reply {
@@ -112,7 +114,12 @@ async function setVerifySign(context: Context): Promise<Reply> {
 
 export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
   return [
-    { method: 'GET', path: '/payments', handler: (context) => ({ json: { payments: context.state.payments.map((p) => describe(context, p)) } }) },
+    { method: 'GET', path: '/payments', handler: (context) => ({ json: pageOf('payments', context.state.payments, readPage(context), (p) => describe(context, p)) }) },
+    {
+      method: 'POST',
+      path: '/payments',
+      handler: async (context) => ({ status: 201, json: describe(context, createControlPayment(context, await readJson(context.req))) }),
+    },
     { method: 'GET', path: '/payments/:exchange_number', handler: (context) => ({ json: describe(context, find(context)) }) },
     { method: 'GET', path: '/payments/:exchange_number/result', handler: result },
     { method: 'POST', path: '/payments/:exchange_number/complete', handler: (context) => complete(context, deliverer) },

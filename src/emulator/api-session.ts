@@ -120,7 +120,7 @@ async function createSession(context: Context): Promise<Reply> {
 }
 
 function findSession(context: Context): PaymentSession {
-  const session = context.state.sessions.find((candidate) => candidate.slug === context.params.slug)
+  const session = context.state.session(context.params.slug ?? '')
   if (session === undefined) throw notFound('no such payment session')
   return session
 }

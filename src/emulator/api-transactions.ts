@@ -1,7 +1,7 @@
 import { ApiError, type FieldErrors, invalidParameters, notFound } from './errors.js'
 import { basicAuth, type Context, type Reply, type Route } from './http.js'
 import { listRecord, mytDate, statusRecord } from './records.js'
-import type { PaymentRecord } from './state.js'
+import { MAX_SEARCH_RESULTS } from './state.js'
 
 export const DEFAULT_PER_PAGE = 10
 export const MAX_PER_PAGE = 100
@@ -9,16 +9,11 @@ export const MAX_PER_PAGE = 100
 export const WINDOW_DAYS = 90
 const DAY_MS = 86_400_000
 
-/** Newest first; among payments created in the same millisecond, the later payment_id first. */
-function newestFirst(a: PaymentRecord, b: PaymentRecord): number {
-  return b.createdAt.localeCompare(a.createdAt) || b.paymentId - a.paymentId
-}
-
 /** Status by order number: the latest attempt, because a buyer may retry an order. */
 function statusByOrder(context: Context): Reply {
   const principal = basicAuth(context)
   const orderNumber = context.params.order_number ?? ''
-  const record = context.state.visiblePayments(principal).filter((payment) => payment.orderNumber === orderNumber).sort(newestFirst)[0]
+  const record = context.state.latestAttempt(principal, orderNumber)
   if (record === undefined) throw notFound(`no payment with order_number ${orderNumber}`)
   return { json: statusRecord(record, context.state.contextOf(record)) }
 }
@@ -26,7 +21,8 @@ function statusByOrder(context: Context): Reply {
 function statusByReference(context: Context): Reply {
   const principal = basicAuth(context)
   const reference = context.params.reference ?? ''
-  const record = context.state.visiblePayments(principal).find((payment) => payment.merchantReferenceNumber === reference)
+  const found = context.state.paymentByReference(reference)
+  const record = found !== undefined && context.state.canRead(principal, found) ? found : undefined
   if (record === undefined) throw notFound(`no payment with merchant_reference_number ${reference}`)
   return { json: statusRecord(record, context.state.contextOf(record)) }
 }
@@ -49,7 +45,7 @@ interface ListQuery {
   page: number
   perPage: number
   paymentStatus: 'true' | 'false' | 'all'
-  /** Inclusive Malaysian calendar days. */
+  /** Inclusive Malaysian calendar days, at most WINDOW_DAYS of them. */
   fromDay: number
   toDay: number
 }
@@ -90,16 +86,9 @@ function parseListQuery(context: Context): ListQuery {
 function transactionsList(context: Context): Reply {
   const principal = basicAuth(context)
   const query = parseListQuery(context)
-  const matching = context.state
-    .visiblePayments(principal)
-    .filter((payment) => {
-      const day = dayNumber(mytDate(new Date(payment.createdAt))) as number
-      if (day < query.fromDay || day > query.toDay) return false
-      return query.paymentStatus === 'all' || String(payment.paymentStatus) === query.paymentStatus
-    })
-    .sort(newestFirst)
-  const totalPage = Math.ceil(matching.length / query.perPage)
   const offset = (query.page - 1) * query.perPage
+  const { total, records } = context.state.listPage(principal, { ...query, offset, limit: query.perPage })
+  const totalPage = Math.ceil(total / query.perPage)
   return {
     json: {
       next_page: query.page < totalPage ? query.page + 1 : null,
@@ -107,30 +96,32 @@ function transactionsList(context: Context): Reply {
       per_page: query.perPage,
       total_page: totalPage,
       prev_page: query.page > 1 ? query.page - 1 : null,
-      total_entries: matching.length,
-      transactions: matching.slice(offset, offset + query.perPage).map((payment) => listRecord(payment, context.state.contextOf(payment))),
+      total_entries: total,
+      transactions: records.map((payment) => listRecord(payment, context.state.contextOf(payment))),
     },
   }
 }
 
-const SEARCHABLE: Record<string, (payment: PaymentRecord) => string | null> = {
-  // The bank's reference is the FPX transaction id, known once the bank answered.
-  fpx_ref_number: (payment) => payment.bank?.transactionId ?? null,
-  order_number: (payment) => payment.orderNumber,
-  exchange_number: (payment) => payment.exchangeNumber,
-}
+/** The bank's reference (fpx_ref_number) is the FPX transaction id, known once the bank answered. */
+const SEARCHABLE = ['fpx_ref_number', 'order_number', 'exchange_number'] as const
+type SearchReference = (typeof SEARCHABLE)[number]
 
 function transactionsSearch(context: Context): Reply {
   const principal = basicAuth(context)
   const kind = context.url.searchParams.get('search_reference') ?? ''
   const value = context.url.searchParams.get('reference_number') ?? ''
   const problems: FieldErrors = {}
-  const read = Object.hasOwn(SEARCHABLE, kind) ? SEARCHABLE[kind] : undefined
-  if (read === undefined) problems.search_reference = `must be one of ${Object.keys(SEARCHABLE).join(', ')}`
+  const known = (SEARCHABLE as readonly string[]).includes(kind)
+  if (!known) problems.search_reference = `must be one of ${SEARCHABLE.join(', ')}`
   if (value === '') problems.reference_number = 'is required'
-  if (read === undefined || value === '') throw invalidParameters(problems)
-  const found = context.state.visiblePayments(principal).filter((payment) => read(payment) === value).sort(newestFirst)
-  return { json: found.map((payment) => listRecord(payment, context.state.contextOf(payment))) }
+  if (!known || value === '') throw invalidParameters(problems)
+  const found = context.state.search(principal, kind as SearchReference, value)
+  // The spec's answer is a bare array, with no room to say more are left: the log and warnings say it instead.
+  if (found.total > found.records.length)
+    context.state.warnings.add('request', 'GET /v1/transactions/search', null, [
+      `${found.total} payments have ${kind} ${JSON.stringify(value)}; answered the newest ${MAX_SEARCH_RESULTS}`,
+    ])
+  return { json: found.records.map((payment) => listRecord(payment, context.state.contextOf(payment))) }
 }
 
 function removed(): Reply {

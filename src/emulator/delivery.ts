@@ -1,5 +1,6 @@
 import { encodeForm } from '../core/result/form-encode.js'
 import type { FieldInput } from '../core/values.js'
+import { type CallbackTransport, callbackRequestUrl, reasonOf, redirectTarget, redirectWarning, retryDelayMs } from './delivery-attempt.js'
 import { type Faults, LostResults, NO_FAULTS } from './faults.js'
 import type { CompletionOutcome, EmulatorState, PaymentRecord } from './state.js'
 import type { WarningLog } from './warnings.js'
@@ -31,7 +32,8 @@ export interface DeliveryOptions {
   redirectCountsAsDelivered?: boolean
 }
 
-export type CallbackTransport = 'body' | 'query' | 'both'
+// Also reached from here by the soak driver and tests, as before the attempt's rules had a file of their own.
+export { type CallbackTransport, callbackRequestUrl, retryDelayMs } from './delivery-attempt.js'
 
 /** How the emulator around the deliverer behaves: strict or not, and where tolerated oddities are reported. */
 export interface DeliveryEnvironment {
@@ -53,6 +55,8 @@ export interface DeliveryAttempt {
   readonly error: string | null
   /** The start of the body answered, to show why a merchant refused. */
   readonly answer: string | null
+  /** For a 3xx, where it pointed: the Location's path (its origin too when another), never its query. */
+  readonly redirectTo: string | null
 }
 
 export interface CallbackDelivery {
@@ -73,33 +77,12 @@ export interface CallbackDelivery {
 
 const ANSWER_EXCERPT = 200
 
-function reasonOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error)
-  if (error.name === 'TimeoutError') return 'timeout'
-  const code = (error.cause as { code?: unknown } | undefined)?.code
-  return typeof code === 'string' ? code : (error.cause instanceof Error ? error.cause.message : error.message)
-}
-
-/**
- * The address posted to: callback_url itself, or with the encoded fields appended to its query, after the
- * merchant's own parameters (kept exactly as given) and before any fragment.
- */
-export function callbackRequestUrl(url: string, transport: CallbackTransport, encoded: string): string {
-  if (transport === 'body' || encoded === '') return url
-  const hash = url.indexOf('#')
-  const [base, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)]
-  const separator = !base.includes('?') ? '?' : base.endsWith('?') || base.endsWith('&') ? '' : '&'
-  return `${base}${separator}${encoded}${fragment}`
-}
-
-/** The wait after failed attempt `number` (1-based): initial, then doubling, capped. */
-export function retryDelayMs(number: number, initialDelayMs: number, maxDelayMs: number): number {
-  return Math.min(maxDelayMs, initialDelayMs * 2 ** (number - 1))
-}
-
 export class CallbackDeliverer {
-  deliveries: CallbackDelivery[] = []
   faults: Faults = NO_FAULTS
+  /** Every delivery, oldest first, and the same by id and by payment for the control API's lookups. */
+  private log: CallbackDelivery[] = []
+  private readonly byId = new Map<string, CallbackDelivery>()
+  private readonly byPayment = new Map<string, CallbackDelivery[]>()
   private readonly attempts: number
   private readonly initialDelayMs: number
   private readonly maxDelayMs: number
@@ -127,8 +110,18 @@ export class CallbackDeliverer {
     this.warnings = environment.warnings
   }
 
+  /** Every delivery, oldest first. */
+  get deliveries(): readonly CallbackDelivery[] {
+    return this.log
+  }
+
   find(id: string): CallbackDelivery | undefined {
-    return this.deliveries.find((delivery) => delivery.id === id)
+    return this.byId.get(id)
+  }
+
+  /** The deliveries of one payment, oldest first. */
+  of(exchangeNumber: string): readonly CallbackDelivery[] {
+    return this.byPayment.get(exchangeNumber) ?? []
   }
 
   /**
@@ -177,7 +170,11 @@ export class CallbackDeliverer {
       nextAttemptAt: null,
       attempts: [],
     }
-    this.deliveries.push(delivery)
+    this.log.push(delivery)
+    this.byId.set(delivery.id, delivery)
+    const ofPayment = this.byPayment.get(delivery.exchangeNumber)
+    if (ofPayment === undefined) this.byPayment.set(delivery.exchangeNumber, [delivery])
+    else ofPayment.push(delivery)
     return delivery
   }
 
@@ -203,6 +200,7 @@ export class CallbackDeliverer {
     let status: number | null = null
     let error: string | null = null
     let answer: string | null = null
+    let location: string | null = null
     const encoded = encodeForm(delivery.fields)
     try {
       const response = await fetch(callbackRequestUrl(delivery.url, delivery.transport, encoded), {
@@ -215,16 +213,18 @@ export class CallbackDeliverer {
       })
       status = response.status
       answer = (await response.text()).slice(0, ANSWER_EXCERPT)
+      location = response.headers.get('location')
     } catch (failure) {
       error = reasonOf(failure)
     }
     // Reset or stop cancelled it while the request was out: the log it belonged to is gone.
     if (delivery.state !== 'sending') return
     const number = delivery.attempts.length + 1
-    delivery.attempts.push({ number, startedAt, durationMs: Math.round(performance.now() - started), status, error, answer })
+    const redirectTo = status !== null && status >= 300 && status < 400 ? redirectTarget(location, delivery.url) : null
+    delivery.attempts.push({ number, startedAt, durationMs: Math.round(performance.now() - started), status, error, answer, redirectTo })
     if (status !== null && status >= 200 && status < 300) this.settle(delivery, 'delivered')
-    else if (status !== null && status >= 300 && status < 400 && this.redirectCountsAsDelivered) {
-      this.warn(delivery, `callback_url answered ${status} (a redirect); counted as delivered, as 2xx would be`)
+    else if (status !== null && redirectTo !== null && this.redirectCountsAsDelivered) {
+      this.warn(delivery, redirectWarning(status, redirectTo))
       this.settle(delivery, 'delivered')
     } else if (number >= this.attempts) this.settle(delivery, 'failed')
     else this.schedule(delivery, retryDelayMs(number, this.initialDelayMs, this.maxDelayMs))
@@ -247,7 +247,7 @@ export class CallbackDeliverer {
   private cancelAll(forget: boolean): void {
     for (const timer of this.timers) clearTimeout(timer)
     this.timers.clear()
-    for (const delivery of this.deliveries)
+    for (const delivery of this.log)
       if (delivery.state === 'held' || delivery.state === 'scheduled' || delivery.state === 'sending') {
         delivery.state = 'cancelled'
         delivery.nextAttemptAt = null
@@ -258,7 +258,9 @@ export class CallbackDeliverer {
     this.followers.clear()
     if (forget) {
       this.lost.clear()
-      this.deliveries = []
+      this.log = []
+      this.byId.clear()
+      this.byPayment.clear()
       this.faults = NO_FAULTS
       this.nextId = 1
     }
@@ -294,6 +296,7 @@ export function deliveryJson(delivery: CallbackDelivery): Record<string, unknown
       status: attempt.status,
       error: attempt.error,
       answer: attempt.answer,
+      redirect_to: attempt.redirectTo,
     })),
     warnings: delivery.warnings,
     fields: delivery.fields,

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { ReceiverError } from '../core/result/errors.js'
-import { decodeForm } from '../core/result/form.js'
+import { decodeForm } from '../core/result/body.js'
 import { ApiError, type FieldErrors, invalidParameters, unauthorized } from './errors.js'
 import type { EmulatorState, Principal } from './state.js'
 
@@ -57,8 +57,7 @@ export interface FormBody {
 function decode(text: string): { names: readonly string[]; value: (i: number) => string } {
   try {
     const form = decodeForm(text)
-    for (let i = 0; i < form.names.length; i++) form.value(i)
-    return form
+    return { names: form.names, value: (i) => form.values[i] as string }
   } catch (error) {
     if (error instanceof ReceiverError) throw new ApiError(400, 'malformed_request', error.message)
     throw error

@@ -52,7 +52,7 @@ ${link(fields.receipt_url, 'Download the receipt (PDF)', 'receipt')}${link(field
 
 function failedAttempt(context: Context): PaymentRecord {
   const reference = context.params.reference ?? ''
-  const record = withUid(context, context.state.payments.find((payment) => payment.merchantReferenceNumber === reference))
+  const record = withUid(context, context.state.paymentByReference(reference))
   const failed = record.bank !== null && !record.paymentStatus && record.bank.debitAuthCode !== '99'
   if (!failed) throw new ApiError(409, 'conflict', 'only a failed payment can be retried')
   return record
@@ -60,9 +60,7 @@ function failedAttempt(context: Context): PaymentRecord {
 
 /** Another attempt at the same order paid since? Then retrying would charge the buyer twice. */
 function alreadyPaid(context: Context, record: PaymentRecord): boolean {
-  return context.state.payments.some(
-    (payment) => payment.merchantId === record.merchantId && payment.orderNumber === record.orderNumber && payment.paymentStatus,
-  )
+  return context.state.attempts(record.orderNumber).some((payment) => payment.merchantId === record.merchantId && payment.paymentStatus)
 }
 
 /** GET shows what will be retried; only the POST makes a new attempt, so link previews and reloads create nothing. */

@@ -63,6 +63,11 @@ export function mytDate(date: Date): string {
   return new Date(date.getTime() + MYT_OFFSET_MS).toISOString().slice(0, 10)
 }
 
+/** The Malaysian calendar day as a day number (whole days since 1970-01-01). */
+export function mytDay(date: Date): number {
+  return Math.floor((date.getTime() + MYT_OFFSET_MS) / 86_400_000)
+}
+
 /** yyyymmddHHMMSS in Malaysian time, the shape of fpx_transaction_time. */
 export function fpxTime(date: Date): string {
   return new Date(date.getTime() + MYT_OFFSET_MS).toISOString().replace(/\D/g, '').slice(0, 14)

@@ -5,6 +5,7 @@ import type { FieldInput } from '../core/values.js'
 import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
 import { ApiError } from './errors.js'
 import { randomDigits, uniqueReference } from './ids.js'
+import { type ListPage, type ListQuery, olderFirst, PaymentIndex, type Scope } from './payment-index.js'
 import { type BankResult, fpxTime, type Model, type PaymentRecord, type PaymentSession, type RecordContext, resultFieldsOf } from './records.js'
 import { WarningLog } from './warnings.js'
 
@@ -22,10 +23,10 @@ export type NewPayment = Omit<PaymentRecord, 'paymentId' | 'exchangeNumber' | 'm
 interface Snapshot {
   version: 1
   setup: Setup
-  payments: PaymentRecord[]
+  payments: readonly PaymentRecord[]
   nextPaymentId: number
   /** Absent in snapshots written before payment sessions existed. */
-  sessions?: PaymentSession[]
+  sessions?: readonly PaymentSession[]
 }
 
 /** Bank answers per outcome. Codes other than 00 and 99 are failures; 1C is the buyer's cancel. */
@@ -44,11 +45,15 @@ function sameText(a: string, b: string): boolean {
 
 const FIRST_PAYMENT_ID = 100_001
 
+/** At most this many records in one answer of the transactions search (see docs/emulator.md). */
+export const MAX_SEARCH_RESULTS = 100
+
 export class EmulatorState {
   setup: Setup
-  payments: PaymentRecord[] = []
-  /** Payment sessions (beta), created by POST /apis/payments; see api-session.ts. */
-  sessions: PaymentSession[] = []
+  /** The payments and their lookups (payment-index.ts); replaced whole on reset and restore. */
+  private index: PaymentIndex
+  /** Payment sessions (beta), created by POST /apis/payments, by slug; see api-session.ts. */
+  private sessionsBySlug = new Map<string, PaymentSession>()
   /** The running server's {base_url}; the addresses in records and results are built from it. */
   baseUrl = ''
   /**
@@ -67,6 +72,31 @@ export class EmulatorState {
   ) {
     this.seed = structuredClone(setup)
     this.setup = structuredClone(setup)
+    this.index = this.emptyIndex()
+  }
+
+  /** Every payment, in creation order. */
+  get payments(): readonly PaymentRecord[] {
+    return this.index.all
+  }
+
+  /** Every payment session, in creation order. */
+  get sessions(): readonly PaymentSession[] {
+    return [...this.sessionsBySlug.values()]
+  }
+
+  session(slug: string): PaymentSession | undefined {
+    return this.sessionsBySlug.get(slug)
+  }
+
+  private emptyIndex(): PaymentIndex {
+    return new PaymentIndex((record) => this.scopesOf(record))
+  }
+
+  /** The transactions lists a payment appears in: its merchant's, and the partner's whose partner_uid it carries. */
+  private scopesOf(record: PaymentRecord): Scope[] {
+    const partner = record.partnerUid === null ? undefined : this.partnerByPartnerUid(record.partnerUid)
+    return partner === undefined ? [`merchant:${record.merchantId}`] : [`merchant:${record.merchantId}`, `partner:${partner.id}`]
   }
 
   /** Basic auth: any credential set of any merchant or partner, the Auth Token compared in constant time. */
@@ -103,20 +133,53 @@ export class EmulatorState {
   }
 
   payment(exchangeNumber: string): PaymentRecord | undefined {
-    return this.payments.find((payment) => payment.exchangeNumber === exchangeNumber)
+    return this.index.byExchange(exchangeNumber)
   }
 
-  /** The payments a principal may read: a merchant's own, or those a partner created with its partner_uids. */
-  visiblePayments(principal: Principal): PaymentRecord[] {
-    if (principal.kind === 'merchant') return this.payments.filter((payment) => payment.merchantId === principal.merchant.id)
-    const own = new Set(principal.partner.partnerUids)
-    return this.payments.filter((payment) => payment.partnerUid !== null && own.has(payment.partnerUid))
+  paymentByReference(merchantReferenceNumber: string): PaymentRecord | undefined {
+    return this.index.byReference(merchantReferenceNumber)
+  }
+
+  /** Every attempt at an order number, whichever merchant made it, oldest first. */
+  attempts(orderNumber: string): readonly PaymentRecord[] {
+    return this.index.attempts(orderNumber)
+  }
+
+  /** Whether a principal may read a payment: a merchant its own, a partner those created with its partner_uids. */
+  canRead(principal: Principal, record: PaymentRecord): boolean {
+    if (principal.kind === 'merchant') return record.merchantId === principal.merchant.id
+    return record.partnerUid !== null && principal.partner.partnerUids.includes(record.partnerUid)
+  }
+
+  /** The newest attempt at an order number that the principal may read. */
+  latestAttempt(principal: Principal, orderNumber: string): PaymentRecord | undefined {
+    let latest: PaymentRecord | undefined
+    for (const record of this.index.attempts(orderNumber))
+      if (this.canRead(principal, record) && (latest === undefined || olderFirst(latest, record) < 0)) latest = record
+    return latest
+  }
+
+  /**
+   * The transactions search: the payments the principal may read whose reference of the chosen kind is `value`,
+   * newest first, at most MAX_SEARCH_RESULTS; `total` counts them all.
+   */
+  search(principal: Principal, kind: 'order_number' | 'exchange_number' | 'fpx_ref_number', value: string): { total: number; records: PaymentRecord[] } {
+    const exchange = kind === 'exchange_number' ? this.index.byExchange(value) : undefined
+    const candidates = kind === 'order_number' ? this.index.attempts(value) : kind === 'fpx_ref_number' ? this.index.byBank(value) : exchange === undefined ? [] : [exchange]
+    const found = candidates.filter((record) => this.canRead(principal, record)).sort((a, b) => olderFirst(b, a))
+    return { total: found.length, records: found.slice(0, MAX_SEARCH_RESULTS) }
+  }
+
+  /** One page of the principal's transactions list (GET /v1/transactions/list), newest first. */
+  listPage(principal: Principal, query: ListQuery): ListPage {
+    const scope: Scope = principal.kind === 'merchant' ? `merchant:${principal.merchant.id}` : `partner:${principal.partner.id}`
+    return this.index.page(scope, query)
   }
 
   addPayment(input: NewPayment): PaymentRecord {
     const now = this.now()
     // The service issues one reference and answers it as both exchange_number and merchant_reference_number.
-    const reference = uniqueReference(now, (value) => this.payments.some((p) => p.exchangeNumber === value || p.merchantReferenceNumber === value))
+    const reference = uniqueReference(now, (value) => this.index.referenceTaken(value))
     const record: PaymentRecord = {
       ...input,
       paymentId: this.nextPaymentId++,
@@ -127,14 +190,14 @@ export class EmulatorState {
       paymentStage: 'payment_pending',
       bank: null,
     }
-    this.payments.push(record)
+    this.index.add(record)
     this.onChange(this)
     return record
   }
 
   /** A payment-session slug in the service's form (five capital letters and Unix seconds), unused so far. */
   newSessionSlug(): string {
-    return uniqueReference(this.now(), (value) => this.sessions.some((session) => session.slug === value))
+    return uniqueReference(this.now(), (value) => this.sessionsBySlug.has(value))
   }
 
   /**
@@ -154,6 +217,8 @@ export class EmulatorState {
     const bank = this.banks(record.model).find((candidate) => candidate.code === code)
     if (bank === undefined) throw new ApiError(422, 'invalid_parameters', 'unknown bank', { bank_code: `no ${record.model} bank with this code` })
     const answer = BANK_ANSWERS[outcome]
+    const wasPaid = record.paymentStatus
+    const hadBankReference = record.bank !== null
     const now = this.now()
     const result: BankResult = {
       debitAuthCode: answer.code,
@@ -168,6 +233,7 @@ export class EmulatorState {
     record.bank = result
     record.paymentStatus = outcome === 'approve'
     record.paymentStage = outcome === 'approve' ? 'payment_successful' : outcome === 'pending' ? 'payment_pending' : 'payment_unsuccessful'
+    this.index.completed(record, wasPaid, hadBankReference)
     this.onChange(this)
     return record
   }
@@ -196,7 +262,7 @@ export class EmulatorState {
 
   /** Keeps a payment session: saved with the state like a payment. */
   addSession(session: PaymentSession): void {
-    this.sessions.push(session)
+    this.sessionsBySlug.set(session.slug, session)
     this.onChange(this)
   }
 
@@ -209,15 +275,15 @@ export class EmulatorState {
   reset(): void {
     this.bankListsVerified = true
     this.setup = structuredClone(this.seed)
-    this.payments = []
-    this.sessions = []
+    this.index = this.emptyIndex()
+    this.sessionsBySlug = new Map()
     this.nextPaymentId = FIRST_PAYMENT_ID
     this.warnings.clear()
     this.onChange(this)
   }
 
   toJSON(): Snapshot {
-    return { version: 1, setup: this.setup, payments: this.payments, nextPaymentId: this.nextPaymentId, sessions: this.sessions }
+    return { version: 1, setup: this.setup, payments: this.index.all, nextPaymentId: this.nextPaymentId, sessions: this.sessions }
   }
 
   /** Restores a snapshot written by saveState (the seed for reset stays the configured one). */
@@ -226,9 +292,11 @@ export class EmulatorState {
     if (value?.version !== 1 || value.setup === undefined || !Array.isArray(value.payments) || typeof value.nextPaymentId !== 'number')
       throw new TypeError('the emulator state file is not a version 1 snapshot')
     this.setup = value.setup
-    this.payments = value.payments
+    // The lists' scopes read the restored setup's partners, so the index is built after it is in place.
+    this.index = this.emptyIndex()
+    for (const record of value.payments) this.index.add(record)
     this.nextPaymentId = value.nextPaymentId
-    this.sessions = value.sessions ?? []
+    this.sessionsBySlug = new Map((value.sessions ?? []).map((session) => [session.slug, session]))
   }
 }
 

@@ -1,6 +1,7 @@
 import { escapeHtml, htmlPage } from './html-page.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { Delivery, DeliveryHandler, ReceiverResponse } from '../receiver/receiver.js'
+import { type Recheck, recheckOf } from '../receiver/responses.js'
 
 /** What an adapter sends back: framework-neutral. */
 export interface HttpAnswer {
@@ -67,7 +68,7 @@ export function locationHeader(url: string): string {
   return url.replace(NOT_IN_LOCATION, (character) => {
     let encoded = ''
     // A lone surrogate becomes U+FFFD's bytes, as TextEncoder does; encodeURIComponent would throw.
-    for (const byte of Buffer.from(character, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+    for (const byte of new TextEncoder().encode(character)) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
     return encoded
   })
 }
@@ -89,11 +90,33 @@ function resultPage(payment: Payment): HttpAnswer {
   return { status: 200, headers: { ...HTML }, body: htmlPage(title, body) }
 }
 
+/** How long the "being confirmed" page waits before it sends the result again, and how many times it does. */
+const RECHECK_AFTER_S = 3
+const MAX_RECHECKS = 20
+
+/**
+ * The page for a verified result that is not handled yet (being confirmed, confirmed elsewhere right now, kept to
+ * be confirmed later): it says so and follows the receiver's signed check-again link in a moment (the redirect
+ * route takes it as a GET), until it is handled; after MAX_RECHECKS, it stops and says the order will follow.
+ */
+function confirmingPage(recheck: Recheck): HttpAnswer {
+  const more = recheck.attempt <= MAX_RECHECKS
+  const title = 'Confirming your payment'
+  const text = more
+    ? 'Your payment result has arrived and is being confirmed with the bank. This page checks again in a few seconds; please do not pay again.'
+    : 'Your payment result has arrived and is still being confirmed. Your order will be updated as soon as it is; you may close this page, and please do not pay again.'
+  const head = more ? `<meta http-equiv="refresh" content="${RECHECK_AFTER_S};url=?${escapeHtml(recheck.query)}">` : undefined
+  const link = more ? `\n<p><a href="?${escapeHtml(recheck.query)}">Check now</a></p>` : ''
+  return { status: 200, headers: { ...HTML }, body: htmlPage(title, `<h1>${escapeHtml(title)}</h1>\n<p>${escapeHtml(text)}</p>${link}`, head) }
+}
+
 /** Refusals are shown to a person, in words, not as JSON; the code is there for support staff. */
 export function errorPage(status: number, code: string): HttpAnswer {
   const [title, text] =
     status === 401
       ? ['Payment result not verified', 'This payment result could not be verified, so it was not accepted.']
+      : status === 410
+        ? ['Confirming your payment', 'This page has stopped checking. Your order will be updated as soon as the payment is confirmed; please do not pay again.']
       : status >= 500 || status === 409
         ? ['Payment result not recorded yet', 'Your payment result arrived but could not be recorded yet. Your order will be updated shortly; please do not pay again.']
         : ['Invalid payment result', 'This payment result was incomplete or malformed, so it was not accepted.']
@@ -118,9 +141,11 @@ export async function answerRedirect<TContext>(
     const own = await options.onResult({ response, payment }, context)
     return { status: own.status ?? 200, headers: { ...HTML, ...own.headers }, body: own.body ?? '' }
   }
+  // Verified but not handled yet: the buyer is told it is being confirmed, and the page checks again.
+  const recheck = recheckOf(response)
+  if (recheck !== undefined) return confirmingPage(recheck)
   // A verified state no handler listens to was not recorded (503 no_handler, retried by the callback), but the
-  // bank's verdict stands: the buyer sees the page for it. An error page would tell a buyer whose payment failed
-  // not to pay again.
+  // bank's verdict stands: the buyer sees the page for it.
   const shown = response.status === 200 || response.error?.code === 'no_handler'
   if (!shown || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
   const location = urlFor(options as RedirectOptions<never>, payment)
@@ -137,19 +162,12 @@ export function answerCallback(response: ReceiverResponse): HttpAnswer {
  * Everything an adapter does once it has the raw delivery: handle it, then answer as a callback or a redirect.
  * Adapters hold no other logic.
  */
-export function answerDelivery<TContext>(
+export async function answerDelivery<TContext>(
   receiver: DeliveryHandler,
   delivery: Delivery,
   redirect: RedirectOptions<TContext> | undefined,
   context: TContext,
 ): Promise<HttpAnswer> {
-  // Not an async function: on every delivery's path, its frame and await were a second promise step after handle()'s.
-  // A handler that throws rather than rejects still rejects, and one that answers a plain value is still awaited.
-  let handled: Promise<ReceiverResponse>
-  try {
-    handled = Promise.resolve(receiver.handle(delivery))
-  } catch (error) {
-    return Promise.reject(error as Error)
-  }
-  return delivery.kind === 'redirect' ? handled.then((response) => answerRedirect(response, redirect ?? {}, context)) : handled.then(answerCallback)
+  const response = await receiver.handle(delivery)
+  return delivery.kind === 'redirect' ? answerRedirect(response, redirect ?? {}, context) : answerCallback(response)
 }

@@ -4,13 +4,11 @@
  * through the store's usual claim, so the guarantees of a direct delivery hold unchanged: once per
  * (exchange_number, state), never a regression, transactional completion with the PostgreSQL store.
  */
-import { randomUUID } from 'node:crypto'
-import { fieldsFromInput } from '../core/result/checksum.js'
+import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
-import { toMessage } from '../core/result/message.js'
-import { ShapeCache } from '../core/result/shape.js'
+import { messageOf } from '../core/result/message.js'
 import type { FieldInput } from '../core/values.js'
-import { type VerifiedPayment, validateAndClassify } from '../core/result/verify.js'
+import { validated, type VerifiedPayment } from '../core/result/verified.js'
 import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
 import type { Outcome, ResultSource } from '../contract/delivery-result.js'
 import {
@@ -105,6 +103,11 @@ function positive(name: string, value: number | undefined, fallback: number): nu
 export interface AcceptingInbox extends ReceiverInbox {
   /** Writes a verified result; resolves once it is durable. */
   accept(verified: VerifiedPayment, source: ResultSource): Promise<void>
+  /**
+   * Starts this process's worker unless `work: false` (or one runs): at the receiver's first delivery, not when it
+   * is made, which must start no timers.
+   */
+  start(): void
 }
 
 export function createInbox(store: InboxCapable, options: InboxOptions, host: InboxHost): AcceptingInbox {
@@ -119,9 +122,9 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   const backoff = checkBackoff(options.backoff)
   const defaults = { concurrency: positive('concurrency', options.concurrency, 4), pollMs: positive('pollMs', options.pollMs, 1000) }
   const { logger, leaseMs } = host
-  const shapes = new ShapeCache()
   const workers = new Set<{ stop(): Promise<void>; wake(): void }>()
-  const workerPrefix = randomUUID()
+  let workerPrefix: string | undefined
+  let closed = false
   let takes = 0
   if (options.resumeOnRecovery !== undefined && typeof options.resumeOnRecovery !== 'boolean') throw new TypeError('inbox.resumeOnRecovery must be a boolean')
   const resumeOnRecovery = options.resumeOnRecovery !== false
@@ -144,7 +147,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
 
   function rebuild(entry: TakenEntry): VerifiedPayment {
     const fields = parseFields(entry.fields) as Record<string, FieldInput>
-    const verified = validateAndClassify(toMessage(fieldsFromInput(fields), shapes), entry.rendering, 'the inbox entry')
+    const verified = validated(messageOf(fields), entry.rendering, 'the inbox entry')
     if (verified.state !== entry.state || verified.exchangeNumber !== entry.exchangeNumber)
       throw new Error(`the inbox entry's fields classify as ${verified.exchangeNumber}:${verified.state}, not as stored`)
     return verified
@@ -210,7 +213,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
       new Promise<void>((resolve) => {
         if (woken) return resolve()
         const timer = setTimeout(resolve, ms)
-        timer.unref()
+        ;(timer as { unref?: () => void }).unref?.()
         wakeUp = () => {
           clearTimeout(timer)
           resolve()
@@ -227,7 +230,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
           try {
             if (!ready) await queue.ready()
             ready = true
-            taken = await queue.take(`${workerPrefix}:${++takes}`, free, leaseMs)
+            taken = await queue.take(`${(workerPrefix ??= randomId())}:${++takes}`, free, leaseMs)
           } catch (error) {
             logger.error({ err: error }, 'the inbox could not be read; trying again')
           }
@@ -263,20 +266,20 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
 
   const inbox: AcceptingInbox = {
     async accept(verified, source) {
-      const fields = JSON.stringify(verified.fields)
-      const order = verified.fields.order_number
-      await queue.enqueue({
-        exchangeNumber: verified.exchangeNumber,
-        state: verified.state,
-        source,
-        orderNumber: typeof order === 'string' ? order : null,
-        fields,
-        rendering: verified.rendering,
-      })
+      const entry = { exchangeNumber: verified.exchangeNumber, state: verified.state }
+      const queued = await queue.enqueue({ ...entry, source, orderNumber: verified.orderNumber, fields: JSON.stringify(verified.fields), rendering: verified.rendering })
+      // Present already (maybe a renamed copy's, dead-lettered): due again now, so that no copy keeps a genuine result
+      // behind it. The entry stands for its (exchange_number, state); what it means is confirmed when it runs.
+      if (queued === 'present') await queue.retry(entry)
+      inbox.start()
       for (const worker of workers) worker.wake()
     },
     work,
+    start() {
+      if (options.work !== false && workers.size === 0 && !closed) work()
+    },
     async stop() {
+      closed = true
       await Promise.all([...workers].map((worker) => worker.stop()))
     },
     list: (query) => queue.list(query),
@@ -288,7 +291,6 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     },
     counts: () => queue.counts(),
   }
-  if (options.work !== false) work()
   return inbox
 }
 

@@ -1,49 +1,21 @@
 /*
- * A verified result's way from its claim to its answer, in named steps: read the payment book (a book elsewhere,
- * before the claim), claim the payment (waiting out a concurrent delivery of it), check it (the book, the status
- * API), run the handlers, record them done. Each step answers at once when it can (the memory store, handlers that
- * return nothing), and the next runs straight on: an ordinary delivery then makes no promise from claim to answer,
- * and one appears only where a step has to wait. Every nested async function cost a delivery a promise and a trip
- * through the microtask queue (bench:receiver).
+ * A verified result's way from its claim to its answer: claim the payment state, confirm it over the API, check it
+ * against what the merchant asked, run the handlers, record them done. Plain async steps, top to bottom.
  */
-import { randomUUID } from 'node:crypto'
-import { dropped, type Logger } from '../core/logger.js'
+import { randomId } from '../core/crypto.js'
+import type { Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK } from '../core/payment.js'
-import type { MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
-import type { ShapeCache } from '../core/result/shape.js'
-import type { VerifiedPayment } from '../core/result/verify.js'
-import { type LocalClaims, localClaims } from '../contract/local-claims.js'
-import type { ReceiverStore } from '../contract/store.js'
-import { type BookKeeper, disagreement, mismatchError } from './book-check.js'
-import { Claimer } from './claiming.js'
-import { type ConfirmingClient, confirmThroughApi } from './confirmation.js'
+import { signingSet, type VerifiedPayment } from '../core/result/verify.js'
+import type { FailureNote } from '../contract/payment-book.js'
+import type { Claim, ClaimRequest, Completion, ReceiverStore } from '../contract/store.js'
+import { disagreement, mismatchError } from './book-check.js'
+import { failureOf, seenOf } from './book-notes.js'
+import { type Confirmer, confirmThroughApi } from './confirm.js'
 import type { PaymentEvent, PaymentEventName, PaymentHandler, ReceiverResponse, ResultSource } from './events.js'
-import { handlerFailures } from './failures.js'
+import { checkExpected, type ExpectHook } from './expectations.js'
 import type { Hooks } from './hooks.js'
-import { Lease, type Step, unavailable } from './lease.js'
-import { acknowledged, HandlerEvent, refused } from './responses.js'
-import { unhandled } from './unhandled.js'
-
-export type { Step } from './lease.js'
-
-/**
- * Runs the handlers from the `from`th on: undefined when each returned nothing (most do: no tick spent), else a
- * promise of the rest. A handler's throw, or its rejection, is the caller's to handle.
- */
-function runHandlers<TTransaction>(handling: readonly PaymentHandler<TTransaction>[], event: PaymentEvent<TTransaction>, from: number): Promise<void> | undefined {
-  for (let i = from; i < handling.length; i++) {
-    const result = (handling[i] as PaymentHandler<TTransaction>)(event)
-    if (result !== undefined) return Promise.resolve(result).then(() => runHandlers(handling, event, i + 1))
-  }
-  return undefined
-}
-
-const HANDLED: Record<PaymentEventName, string> = {
-  'payment.pending': 'handled payment.pending',
-  'payment.succeeded': 'handled payment.succeeded',
-  'payment.failed': 'handled payment.failed',
-}
+import { acknowledged, refused } from './responses.js'
 
 const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   pending: 'payment.pending',
@@ -51,224 +23,209 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
   failed: 'payment.failed',
 }
 
+// The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
+const MAX_RETRY_AFTER_S = 5
+
 export interface DispatchParts<TTransaction> {
   readonly store: ReceiverStore<TTransaction>
   readonly logger: Logger
   readonly leaseMs: number
-  readonly busyWaitMs: number
   readonly hooks: Hooks<PaymentEvent<TTransaction>>
   readonly handlers: Readonly<Record<PaymentEventName, PaymentHandler<TTransaction>[]>>
-  readonly keeper: BookKeeper | undefined
-  /** The API client of a credential set, when results are confirmed through the status API. */
-  readonly confirmer: ((credential: MatchedCredential | undefined) => ConfirmingClient) | undefined
-  readonly trustedShapes: ShapeCache
+  /** The API client that confirms a result, when the receiver confirms (undefined: signature only). */
+  readonly confirmer: Confirmer | undefined
+  /** Whether to read the payment book the store offers (`book: false` turns it off). */
+  readonly useBook: boolean
+  readonly handlerFailed: (response: ReceiverResponse, error: unknown) => void
+  /** What the merchant asked for, by order_number (the `expect` hook). */
+  readonly expect: ExpectHook | undefined
 }
 
+/** The refusals that mean the API could not confirm the result yet: a durable store keeps it to try again later. */
+export const NOT_CONFIRMED_YET: ReadonlySet<string> = new Set(['confirmation_pending', 'confirmation_unavailable'])
+
 export class Dispatcher<TTransaction> {
-  private readonly claimer: Claimer<TTransaction>
-  // Lease owners need only be unique: one random id per receiver and a counter cost less than a UUID each.
-  private readonly ownerPrefix = `${randomUUID()}:`
-  private deliveries = 0
+  /** Deliveries of each exchange_number being handled in this process: a second one waits for the first. */
+  private readonly running = new Map<string, Promise<unknown>>()
+  private ownerTag: string | undefined
+  private owners = 0
 
-  constructor(private readonly parts: DispatchParts<TTransaction>) {
-    this.claimer = new Claimer(parts.store, parts.logger, parts.leaseMs, parts.busyWaitMs)
-  }
+  constructor(private readonly parts: DispatchParts<TTransaction>) {}
 
   /**
-   * Claims the payment, checks it, runs its handlers and records them done; says what to answer. `what` names the
-   * input for the catch-all, which turns an unexpected error into an answer; without it (the inbox, which records
-   * the error itself) the error is thrown. `confirmed`: the result came from the API, which is not asked again.
+   * Claims the payment state, confirms it unless `confirmed` (it came from the API), runs its handlers and records
+   * them done; says what to answer. Never throws. `waitHere`: a delivery of the same payment being handled in this
+   * process is waited for (not when this one is handed on from it).
    */
-  dispatch(verified: VerifiedPayment, kind: ResultSource, what?: string, confirmed = kind === 'reconcile'): Step<ReceiverResponse> {
-    let answer: Step<ReceiverResponse>
-    try {
-      answer = this.readBookAndClaim(new Lease(verified, kind, this.ownerPrefix + String(++this.deliveries), this.parts.leaseMs), what, confirmed)
-    } catch (error) {
-      return this.unexpected(error, kind, what)
+  async dispatch(verified: VerifiedPayment, kind: ResultSource, confirmed: boolean, waitHere = true): Promise<ReceiverResponse> {
+    const { store, logger, leaseMs } = this.parts
+    // Owners need only be unique: one random tag per receiver (drawn at the first delivery) and a counter.
+    const request: ClaimRequest = {
+      exchangeNumber: verified.exchangeNumber,
+      state: verified.state,
+      owner: `${(this.ownerTag ??= randomId())}:${++this.owners}`,
+      leaseMs,
+      orderNumber: verified.orderNumber,
+      ...(verified.signerUid === undefined ? {} : { uid: verified.signerUid }),
     }
-    return answer instanceof Promise ? answer.catch((error: unknown) => this.unexpected(error, kind, what)) : answer
-  }
-
-  private unexpected(error: unknown, kind: ResultSource, what: string | undefined): ReceiverResponse {
-    if (what === undefined) throw error
-    this.parts.logger.error({ err: error, delivery: kind }, `unexpected error while handling ${what}`)
-    return refused(new ReceiverError('internal_error', `unexpected error while handling ${what}`), 'failed')
-  }
-
-  /**
-   * A book elsewhere (Redis, PostgreSQL) is read, and done with, before the claim (book-check.ts); one in this
-   * process is read after it, so that duplicates never touch it.
-   */
-  private readBookAndClaim(lease: Lease<TTransaction>, what: string | undefined, confirmed: boolean): Step<ReceiverResponse> {
-    const { keeper } = this.parts
-    if (keeper === undefined || keeper.inProcess) return this.claimThenCheck(lease, what, confirmed)
-    return keeper.find(lease.verified).then(
-      (booked) => {
-        lease.booked = booked
-        return this.claimThenCheck(lease, what, confirmed)
-      },
-      (error: unknown) => this.bookUnavailable(error, lease),
-    )
-  }
-
-  private bookUnavailable(error: unknown, lease: Lease<TTransaction>): ReceiverResponse {
-    this.parts.logger.error({ ...lease.log, err: error }, 'the store failed to read its payment book')
-    return unavailable(lease.verified, '5')
-  }
-
-  private claimThenCheck(lease: Lease<TTransaction>, what: string | undefined, confirmed: boolean): Step<ReceiverResponse> {
-    // Read here, inside the catch-all: the merchant's store's getters may throw.
-    const inProcess = localClaims(this.parts.store)
-    const claimed = this.claimer.claim(lease, inProcess)
-    // No closure for a claim answered at once (nearly all): the check runs straight on.
-    if (claimed instanceof Promise) return claimed.then((answer) => (answer !== undefined ? answer : this.check(lease, inProcess, what, confirmed)))
-    return claimed !== undefined ? claimed : this.check(lease, inProcess, what, confirmed)
-  }
-
-  /** The claim is held: the book (in this process), then the status API when confirming, then the handlers. */
-  private check(lease: Lease<TTransaction>, inProcess: LocalClaims | undefined, what: string | undefined, confirmed: boolean): Step<ReceiverResponse> {
-    const { keeper, confirmer } = this.parts
-    if (keeper?.inProcess === true) {
+    const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
+    let claim: Claim<TTransaction>
+    for (;;) {
       try {
-        lease.booked = keeper.findNow(lease.verified)
+        claim = await store.claim(request)
       } catch (error) {
-        return this.released(lease, this.bookUnavailable(error, lease))
+        logger.error({ ...log, err: error }, 'the store failed to claim the payment')
+        return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
+      }
+      if (claim.outcome !== 'busy') break
+      // Held by a delivery in this process: wait for it, then ask again. Held elsewhere: the sender comes back.
+      const here = waitHere ? this.running.get(verified.exchangeNumber) : undefined
+      if (here === undefined) {
+        const retryAfter = Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(claim.retryAfterMs / 1000)))
+        return refused(new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later'), 'busy', verified, retryAfter)
+      }
+      await here.catch(() => undefined)
+    }
+    if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
+    if (claim.outcome === 'stale') {
+      logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
+      return acknowledged('stale', verified)
+    }
+    const handling = this.handle(verified, kind, confirmed, request, claim)
+    this.running.set(verified.exchangeNumber, handling)
+    try {
+      return await handling
+    } finally {
+      if (this.running.get(verified.exchangeNumber) === handling) this.running.delete(verified.exchangeNumber)
+    }
+  }
+
+  /** The claim is held: confirm, check, run the handlers, complete (or release and say why not). */
+  private async handle(
+    verified: VerifiedPayment,
+    kind: ResultSource,
+    confirmed: boolean,
+    request: ClaimRequest,
+    claim: Extract<Claim<TTransaction>, { outcome: 'claimed' }>,
+  ): Promise<ReceiverResponse> {
+    const { store, logger, confirmer } = this.parts
+    const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
+    // After a handler failure, the release counts it on the order in the book.
+    const release = async <T>(answer: T, failure?: FailureNote): Promise<T> => {
+      try {
+        await store.release(failure === undefined ? request : { ...request, failure })
+      } catch (error) {
+        logger.error({ ...log, err: error }, 'the store failed to release the claim; it frees itself when the lease expires')
+      }
+      return answer
+    }
+    let handled = verified
+    if (!confirmed && confirmer !== undefined) {
+      const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, Math.floor(this.parts.leaseMs / 2))
+      if (known instanceof ReceiverError) {
+        // The client's error (redacted of the credentials) for the merchant's eyes; the sender's answer names only its kind.
+        const cause = known.cause === undefined ? {} : { err: known.cause }
+        logger[known.code === 'confirmation_pending' ? 'warn' : 'error']({ ...log, ...cause, code: known.code }, `did not handle the result yet: ${known.message}`)
+        return release(refused(known, 'failed', verified, 30))
+      }
+      known.credential = verified.credential
+      known.signerUid = verified.signerUid
+      known.unsignedSource = verified.unsignedSource
+      if (STATE_RANK[known.state] < STATE_RANK[verified.state]) {
+        // The API shows an earlier state: a genuine later one may be ahead of the API, or a renamed copy may claim one.
+        // The state the API shows is handled now (so no copy holds a genuine 99 back); the claimed one waits.
+        logger.warn({ ...log, currentState: known.state }, 'did not handle the result yet: the status API shows an earlier state; handling that one, and this one when the API shows it')
+        await release(undefined)
+        await this.dispatch(known, kind, true, false)
+        return refused(new ReceiverError('confirmation_pending', 'the status API does not show this state yet; retry later'), 'failed', verified, 30)
+      }
+      // The API's record decides: a later state, or values a renamed copy put elsewhere, are handled as the API has them.
+      if (known.state !== verified.state || known.orderNumber !== verified.orderNumber) {
+        if (known.state !== verified.state) logger.info({ ...log, currentState: known.state }, 'the status API shows a later state; handling that instead')
+        else logger.warn(log, "the delivered order_number is not the API's for this exchange_number; handling the API's record")
+        return release(undefined).then(() => this.dispatch(known, kind, true, false))
+      }
+      handled = known
+    }
+    const name = EVENT_NAMES[handled.state]
+    // An order paid stays paid: another attempt's failure or approval wait changes nothing the merchant must act on.
+    if (handled.state !== 'succeeded' && claim.paidBy) {
+      logger.info({ ...log, paidBy: claim.paidBy }, `the order was paid already (exchange_number ${claim.paidBy}); this ${handled.state} attempt runs no handler`)
+      return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('stale', handled))
+    }
+    if (this.parts.expect !== undefined) {
+      const error = await checkExpected(this.parts.expect, handled)
+      if (error !== undefined) {
+        logger[error.status >= 500 ? 'error' : 'warn']({ ...log, code: error.code, ...(error.cause === undefined ? {} : { err: error.cause }) }, `did not handle the result: ${error.message}`)
+        return release(refused(error, error.status >= 500 ? 'failed' : 'rejected', verified, error.status === 503 ? 5 : undefined))
       }
     }
-    if (confirmer === undefined || confirmed) return this.checkBook(lease, lease.verified, inProcess)
-    return this.confirm(lease, confirmer, inProcess, what)
-  }
-
-  /**
-   * Asks the status API for the claimed state (receiver/confirmation.ts). The handlers then get the API's record;
-   * a later state the API already shows is handled instead; one it does not show yet is answered 503.
-   */
-  private async confirm(
-    lease: Lease<TTransaction>,
-    confirmer: (credential: MatchedCredential | undefined) => ConfirmingClient,
-    inProcess: LocalClaims | undefined,
-    what: string | undefined,
-  ): Promise<ReceiverResponse> {
-    const { verified, state } = lease
-    const { logger, trustedShapes, leaseMs } = this.parts
-    const known = await confirmThroughApi(confirmer, verified, trustedShapes, Math.floor(leaseMs / 2))
-    if (!(known instanceof ReceiverError) && known.state === state) return this.checkBook(lease, known, inProcess)
-    await this.releaseQuietly(lease)
-    if (!(known instanceof ReceiverError) && STATE_RANK[known.state] > STATE_RANK[state]) {
-      logger.info({ ...lease.log, currentState: known.state }, 'the status API already shows a later state; handling that instead')
-      return this.dispatch(known, lease.kind, what, true)
+    const booked = this.parts.useBook ? claim.booked : undefined
+    const problem = booked === undefined ? undefined : disagreement(booked, handled)
+    if (problem !== undefined) {
+      logger.warn({ ...log, code: 'result_mismatch' }, `did not handle the result: ${problem}`)
+      return release(refused(mismatchError(problem), 'rejected', verified))
     }
-    const error = known instanceof ReceiverError ? known : new ReceiverError('confirmation_pending', 'the status API does not show this state yet; retry later')
-    logger[error.code === 'confirmation_pending' ? 'warn' : 'error']({ ...lease.log, code: error.code }, `did not handle the result: ${error.message}`)
-    const response = refused(error, error.status >= 500 ? 'failed' : 'rejected', verified)
-    if (error.status === 503) response.headers['retry-after'] = '30'
-    return response
-  }
-
-  /** Checked against what the merchant asked for: the API's record when confirmed, else the result itself. */
-  private checkBook(lease: Lease<TTransaction>, handled: VerifiedPayment, inProcess: LocalClaims | undefined): Step<ReceiverResponse> {
-    const problem = lease.booked === undefined ? undefined : disagreement(lease.booked, handled)
-    if (problem === undefined) return this.run(lease, handled, inProcess)
-    this.parts.logger.warn({ ...lease.log, code: 'result_mismatch' }, `did not handle the result: ${problem}`)
-    return this.released(lease, refused(mismatchError(problem), 'rejected', lease.verified))
-  }
-
-  /** Runs the handlers of the claimed state, then records them done. */
-  private run(lease: Lease<TTransaction>, handled: VerifiedPayment, inProcess: LocalClaims | undefined): Step<ReceiverResponse> {
-    const { hooks, handlers, store, logger } = this.parts
-    const name = EVENT_NAMES[lease.state]
-    const handling = hooks.handlersFor(handlers[name], name, lease)
-    if (handling.length === 0) return unhandled(store, lease, name, lease.verified, logger, lease.log)
-    // A store in this process says itself when a busy payment is settled; others need this process's word.
-    if (inProcess === undefined) this.claimer.running(lease)
-    const event: PaymentEvent<TTransaction> = new HandlerEvent(handled, name, lease.previousState, lease.kind, lease.transaction, lease.booked)
-    let answer: Step<ReceiverResponse>
-    let running: Promise<void> | undefined
+    const handlers = this.parts.hooks.handlersFor(this.parts.handlers[name], name, { log })
+    if (handlers.length === 0) {
+      const error = new ReceiverError('no_handler', `no handler is registered for ${name}; the result was not recorded, retry later`)
+      return release(refused(error, 'failed', handled))
+    }
+    const event = handlerEvent<TTransaction>(handled, verified, name, kind, claim, booked, confirmed || confirmer !== undefined)
     try {
-      running = runHandlers(handling, event, 0)
+      for (const handler of handlers) await handler(event)
     } catch (error) {
-      return this.finish(lease, this.handlerFailed(error, event, lease))
+      logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+      this.parts.hooks.handlerFailed(error, event)
+      const response = refused(new ReceiverError('handler_failed', `a ${name} handler failed; the claim was released so the next delivery runs it again`), 'failed', handled)
+      this.parts.handlerFailed(response, error)
+      return release(response, failureOf(error, handled, verified))
     }
+    logger.info(log, `handled ${name}`)
+    return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('processed', handled))
+  }
+
+  /** Records the state handled (settling the order, or recording it from the result seen), then answers `answer`. */
+  private async completed(completion: Completion, verified: VerifiedPayment, log: object, answer: ReceiverResponse): Promise<ReceiverResponse> {
+    let done: boolean
     try {
-      answer =
-        running === undefined
-          ? this.complete(lease, inProcess)
-          : running.then(
-              () => this.complete(lease, inProcess),
-              (error: unknown) => this.handlerFailed(error, event, lease),
-            )
+      done = await this.parts.store.complete(completion)
     } catch (error) {
-      // Past the handlers: the catch-all's (dispatch), after this process's waiters are told.
-      this.claimer.done(lease)
-      throw error
+      this.parts.logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
+      return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
     }
-    return this.finish(lease, answer)
+    if (done) return answer
+    this.parts.logger.error(log, `handlers ran longer than leaseMs (${this.parts.leaseMs} ms) and another delivery took the payment over`)
+    return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
   }
+}
 
-  /** Tells this process's waiters (if any) that the handlers are done, once `answer` is. */
-  private finish<T extends Step<ReceiverResponse> | undefined>(lease: Lease<TTransaction>, answer: T): T {
-    if (lease.running === undefined) return answer
-    if (answer instanceof Promise) return answer.finally(() => this.claimer.done(lease)) as T
-    this.claimer.done(lease)
-    return answer
-  }
-
-  /** Records the state as handled, then settles the payment book. */
-  private complete(lease: Lease<TTransaction>, inProcess: LocalClaims | undefined): Step<ReceiverResponse> {
-    let completed: Step<boolean>
-    try {
-      completed = inProcess !== undefined ? inProcess.complete(lease) : this.parts.store.complete(lease)
-    } catch (error) {
-      return this.completeFailed(error, lease)
-    }
-    if (completed instanceof Promise)
-      return completed.then(
-        (done) => this.completed(done, lease),
-        (error: unknown) => this.completeFailed(error, lease),
-      )
-    return this.completed(completed, lease)
-  }
-
-  private completeFailed(error: unknown, lease: Lease<TTransaction>): ReceiverResponse {
-    this.parts.logger.error({ ...lease.log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
-    return unavailable(lease.verified)
-  }
-
-  private completed(done: boolean, lease: Lease<TTransaction>): Step<ReceiverResponse> {
-    const { logger, keeper, leaseMs } = this.parts
-    if (!done) {
-      logger.error(lease.log, `handlers ran longer than leaseMs (${leaseMs} ms) and another delivery took the payment over`)
-      return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', lease.verified)
-    }
-    // Most deliveries' one log line: its details are not made when the level is dropped (no logger given).
-    if (!dropped(logger.info)) logger.info(lease.log, HANDLED[EVENT_NAMES[lease.state]])
-    const settling = lease.booked === undefined ? undefined : keeper?.settle(lease.booked, lease.state, lease.exchangeNumber)
-    const answer = acknowledged('processed', lease.verified)
-    return settling === undefined ? answer : settling.then(() => answer)
-  }
-
-  /** A handler threw: the claim is released so that a redelivery runs the handlers again. */
-  private handlerFailed(error: unknown, event: PaymentEvent<TTransaction>, lease: Lease<TTransaction>): Promise<ReceiverResponse> {
-    const name = event.name
-    this.parts.logger.error({ ...lease.log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
-    this.parts.hooks.handlerFailed(error, event)
-    const message = `a ${name} handler failed; the claim was released so the next delivery runs it again`
-    const response = refused(new ReceiverError('handler_failed', message), 'failed', lease.verified)
-    handlerFailures.set(response, error)
-    return this.released(lease, response)
-  }
-
-  /** Gives the claim back, then answers `response`. */
-  private async released(lease: Lease<TTransaction>, response: ReceiverResponse): Promise<ReceiverResponse> {
-    await this.releaseQuietly(lease)
-    return response
-  }
-
-  private async releaseQuietly(lease: Lease<TTransaction>): Promise<void> {
-    try {
-      await this.parts.store.release(lease)
-    } catch (error) {
-      this.parts.logger.error({ ...lease.log, err: error }, 'the store failed to release the claim; it frees itself when the lease expires')
-    }
-  }
+/** The event handlers get: the payment as handled (the API's record when confirmed), and how it came. */
+function handlerEvent<TTransaction>(
+  handled: VerifiedPayment,
+  delivered: VerifiedPayment,
+  name: PaymentEventName,
+  kind: ResultSource,
+  claim: Extract<Claim<TTransaction>, { outcome: 'claimed' }>,
+  booked: Extract<Claim<TTransaction>, { outcome: 'claimed' }>['booked'],
+  confirmed: boolean,
+): PaymentEvent<TTransaction> {
+  const payment = handled.payment
+  const fields = handled.fields
+  const unsignedQuery = delivered.unsignedQuery
+  return {
+    id: `${handled.exchangeNumber}:${handled.state}`,
+    name,
+    state: handled.state,
+    confirmed,
+    previousState: claim.previousState,
+    delivery: kind,
+    payment,
+    fields,
+    rendering: delivered.rendering,
+    unsignedQuery,
+    credential: delivered.credential,
+    transaction: claim.transaction,
+    booked,
+  } as PaymentEvent<TTransaction>
 }

@@ -32,13 +32,19 @@ export interface PaymentEventStates {
 export interface PaymentEventOf<TTransaction, TName extends PaymentEventName> {
   /** `exchange_number:state`: the deduplication key, stable across redeliveries. */
   readonly id: string
+  /**
+   * True when the payment was confirmed over the service's authenticated API (the default, and every result from
+   * reconciliation and the sweeper): `payment` and `fields` are then the API's record. False only for a receiver
+   * made with `signatureOnly: true`, whose events carry the delivered names (docs/security.md).
+   */
+  readonly confirmed: boolean
   readonly name: TName
   readonly state: PaymentEventStates[TName]
   /** The state handled before this one for the same exchange_number (pending before a B2B1 success), or null. */
   readonly previousState: PaymentState | null
   readonly delivery: ResultSource
   readonly payment: Payment & { readonly state: PaymentEventStates[TName] }
-  /** All fields as received, prototype-free. */
+  /** All fields, prototype-free: the API's record when `confirmed`, else as received. */
   readonly fields: Readonly<Record<string, unknown>>
   readonly rendering: Rendering
   /**

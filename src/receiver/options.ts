@@ -7,9 +7,11 @@ import type { VerifiedPayment, VerifyOptions } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
 import type { TimelineEntry, TimelineQuery } from '../contract/timeline.js'
 import type { InboxOptions, ReceiverInbox } from '../inbox/inbox.js'
-import type { ConfirmingClients } from './confirmation.js'
+import type { EnvironmentName } from '../client/config.js'
+import type { ConfirmingClients } from './confirm.js'
 import type { Delivery, ErrorHandler, PaymentEventName, PaymentHandler, ReceiverResponse } from './events.js'
 import type { ExpectHook } from './expectations.js'
+import type { ReceiverOperator } from './operator.js'
 import type { ReceiverPayments } from './payments.js'
 import type { RefusalSummary } from './refusals.js'
 import type { SweepOptions } from './sweep-options.js'
@@ -17,6 +19,24 @@ import type { SweepReport } from './sweeper.js'
 import type { TelemetryOptions } from './telemetry.js'
 
 export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
+  /**
+   * The service's environment (`{ baseUrl }` from the dashboard, or the emulator's): with `credentials` that carry
+   * the Auth Token, every new payment state is confirmed over the authenticated API before any handler runs, and
+   * handlers get the API's record. This is the way to build a receiver (docs/security.md).
+   */
+  environment?: EnvironmentName | { baseUrl: string }
+  /**
+   * The API client to confirm with instead (`createClient()` from fpx-collect/client), or a function that returns
+   * the client of the credential set whose Checksum Token matched (partners). Confirms like `environment`.
+   */
+  client?: ConfirmingClients
+  /**
+   * Act on the checksum alone, without asking the API: say so with `true`. A buyer holding their own signed result
+   * can rename its fields; this mode acts only on results whose payment, order, amount and state could stand under
+   * no other name, and refuses the rest (400 `needs_confirmation`). Events carry `confirmed: false`. Warns once, at
+   * creation. docs/security.md says exactly what it guarantees.
+   */
+  signatureOnly?: boolean
   store?: ReceiverStore<TTransaction>
   /**
    * How long a delivery may hold an exchange_number while its handlers run, and how long a concurrent
@@ -24,20 +44,13 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    */
   leaseMs?: number
   /**
-   * How long a delivery keeps asking when another process holds the payment, before it answers 409. The holder
-   * usually finishes within milliseconds, and a 409 sends the buyer's browser an error page. Default 2000 ms.
-   */
-  busyWaitMs?: number
-  /**
    * Inbox mode (PostgreSQL or Redis store): a verified result is written to the store's inbox and answered 200 at
    * once; the handlers run from the inbox with retries, backoff and a dead-letter state. See ReceiverInbox.
    */
   inbox?: InboxOptions
   /**
-   * Fields a verified result must carry beyond exchange_number, order_number and payment_status, or it is refused
-   * (400 `invalid_fields`), e.g. `['transaction_amount']`. The service's checksum signs the values in name order,
-   * not the names, so a result without an amount deserves a status check before fulfilment (README, "What a
-   * result must carry"). Default none: a genuine minimal result is never refused.
+   * Fields a delivered result must carry beyond exchange_number, order_number and payment_status, or it is refused
+   * (400 `invalid_fields`), e.g. `['transaction_amount']`. Default none: a genuine minimal result is never refused.
    */
   requireFields?: readonly string[]
   /**
@@ -51,29 +64,11 @@ export type ReceiverOptions<TTransaction = undefined> = VerifyOptions & {
    */
   telemetry?: boolean | TelemetryOptions
   /**
-   * What you asked for, by order_number (amount, and any field you keep): a result that disagrees is refused
-   * (400 `result_mismatch`) before any handler runs. Stops a genuine result replayed under another order's
-   * number (docs/security.md). Return nothing for an order you do not know.
+   * What you asked for, by order_number (amount, and any field you keep): a result that disagrees (the API's
+   * record, when confirming) is refused (400 `result_mismatch`) before any handler runs. Return nothing for an
+   * order you do not know.
    */
   expect?: ExpectHook
-  /**
-   * The API client (`createClient()` from fpx-collect/client). With it, every new payment state is confirmed
-   * through the authenticated API before its handlers run, and they get the API's record: a result the API does
-   * not know yet is answered 503 so the service retries. On whenever `client` is given; `confirm: false` turns
-   * it off. Results from `handleTrusted` (reconciliation) came from the API and are not asked about again.
-   * Partners with several merchants' credential sets pass a function that returns the client of the set whose
-   * Checksum Token matched (`credential.uid`); one merchant's sets all see its payments, so one client serves.
-   */
-  client?: ConfirmingClients
-  confirm?: boolean
-  /**
-   * A result with neither status_url nor receipt_url naming its exchange_number, and fields sorting before or
-   * between exchange_number, order_number and payment_status, cannot be told from a genuine result whose names were
-   * rearranged (docs/security.md): without
-   * `client` it is refused (400 `inconsistent_result`). The service's results carry status_url, so only results
-   * built by hand have this shape; `'accept'` takes them as before, for tests of such shapes.
-   */
-  unpinnedResults?: 'refuse' | 'accept'
   /**
    * Use the store's payment book (payments the client recorded at creation, docs/payment-lifecycle.md): a new
    * state of a recorded order is checked against it (amount, credential set) before the handlers run, and the
@@ -119,8 +114,10 @@ export interface Receiver<TTransaction = undefined> {
    * or another server sent. Never throws.
    */
   handleTrusted(fields: Readonly<Record<string, FieldInput>>): Promise<ReceiverResponse>
-  /** Parse and verify only: no store, no handlers. Throws ReceiverError. */
+  /** Parse and verify the checksum only: no store, no API, no handlers. Throws ReceiverError. */
   verify(delivery: RawDelivery): Promise<VerifiedPayment>
+  /** Whether results are confirmed over the service's API before handlers run (false: `signatureOnly`). */
+  readonly confirming: boolean
   /** The body limit, for adapters whose framework reads the body itself. */
   readonly maxBodyBytes: number
   /** How long a body may take to arrive (`bodyTimeoutMs`), for adapters whose framework reads the body itself. */
@@ -129,6 +126,11 @@ export interface Receiver<TTransaction = undefined> {
   readonly inbox: ReceiverInbox
   /** The payment book: open payments, oldest first, and their counts. Methods reject when the store has no book. */
   readonly payments: ReceiverPayments
+  /**
+   * What an operator does to one payment (the console's actions): read the API's records of it, look it up now,
+   * make its inbox entries due again; each change noted on the payment's timeline with who made it.
+   */
+  readonly operator: ReceiverOperator
   /**
    * One sweep now: looks up the open payments that are due (through `client`), hands what the API shows to the
    * handlers, and closes those past their horizon. Does nothing (`swept: false`) while another process sweeps.

@@ -3,14 +3,26 @@
  * that begins an order's timeline, and the sweeper put together from the store's book and lock and the API client.
  */
 import type { Logger } from '../core/logger.js'
-import type { MatchedCredential } from '../core/result/credentials.js'
-import type { CredentialSet } from '../core/result/credentials.js'
-import type { BookedPayment, CreatedPayment, FindOptions, OpenQuery, OpenSummary, PaymentBook, RecordOutcome } from '../contract/payment-book.js'
+import type {
+  BookedPayment,
+  BookOverview,
+  CreatedPayment,
+  FindOptions,
+  ListQuery,
+  OpenQuery,
+  OpenSummary,
+  OverviewWindow,
+  PaymentBook,
+  PaymentPage,
+  RecordOutcome,
+  SweepLock,
+  SweepStatus,
+} from '../contract/payment-book.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { type TimelineEntry, type TimelineQuery, timelineKey } from '../contract/timeline.js'
 import { createdEntry } from './book-check.js'
 import { BookMetrics } from './book-metrics.js'
-import type { ConfirmingClient } from './confirmation.js'
+import type { ConfirmingClient } from './confirm.js'
 import type { ReceiverResponse } from './events.js'
 import type { SweepSettings } from './sweep-options.js'
 import { Sweeper, type SweepReport } from './sweeper.js'
@@ -33,11 +45,23 @@ export interface ReceiverPayments {
   find(orderNumber: string, options?: FindOptions): Promise<BookedPayment | undefined>
   /** How many payments are open, and when the oldest was created. */
   summary(): Promise<OpenSummary>
+  /**
+   * Every payment the store has seen (recorded by the client, or first known from a verified result: kind
+   * `result`), newest first, a page at a time: by status (`paid_failing`: a success whose handlers keep failing),
+   * creation window, and an exact order_number, exchange_number or buyer e-mail (`search`).
+   */
+  list(query?: ListQuery): Promise<PaymentPage>
+  /** Counts for an operator's overview of a window: by status, the failing ones, open ones by age, results per hour. */
+  overview(window: OverviewWindow): Promise<BookOverview>
+  /** The sweeper's lock across the processes sharing the store: who holds it, until when, and its latest pass. */
+  sweepStatus(): Promise<SweepStatus>
 }
 
 const NO_BOOK =
   'this receiver keeps no payment book: its store has none (the memory, Redis and PostgreSQL stores do; a custom ' +
   'store can add paymentBook()), or it was created with book: false'
+
+const NO_LOCK = 'this receiver keeps no sweep lock: its store has none (the memory, Redis and PostgreSQL stores do; a custom store can add sweepLock())'
 
 const KINDS = new Set(['form', 'payment', 'session'])
 
@@ -59,14 +83,33 @@ function checked(payment: CreatedPayment): CreatedPayment {
   return { ...payment, exchangeNumber: payment.exchangeNumber ?? null, attached: payment.attached ?? {} }
 }
 
-export function receiverPayments(book: PaymentBook | undefined): ReceiverPayments {
+/** `used`: told of every call, so that the receiver's sweeper starts at its first use. */
+export function receiverPayments(book: PaymentBook | undefined, lock: SweepLock | undefined, used: () => void): ReceiverPayments {
+  const sweepStatus = () => (lock === undefined ? Promise.reject(new TypeError(NO_LOCK)) : (used(), lock.status()))
   const noBook = () => Promise.reject(new TypeError(NO_BOOK))
-  if (book === undefined) return { record: noBook, listOpen: noBook, find: noBook, summary: noBook }
+  if (book === undefined) return { record: noBook, listOpen: noBook, find: noBook, summary: noBook, list: noBook, overview: noBook, sweepStatus }
   return {
-    record: async (payment) => book.record(checked(payment)),
-    listOpen: (query) => book.listOpen(query),
-    find: (orderNumber, options) => book.find(orderNumber, options),
-    summary: () => book.summary(),
+    record: async (payment) => {
+      used()
+      return book.record(checked(payment))
+    },
+    listOpen: (query) => (used(), book.listOpen(query)),
+    find: (orderNumber, options) => (used(), book.find(orderNumber, options)),
+    summary: () => (used(), book.summary()),
+    list: (query) => (used(), book.list(query)),
+    overview: (window) => (used(), book.overview(window)),
+    sweepStatus,
+  }
+}
+
+/** The store's sweep lock, or undefined when it has none (or could not open it: said in the log). */
+export function storeLock(store: Pick<ReceiverStore<unknown>, 'sweepLock'>, logger: Logger): SweepLock | undefined {
+  if (typeof store.sweepLock !== 'function') return undefined
+  try {
+    return store.sweepLock()
+  } catch (error) {
+    logger.error({ err: error }, 'the store failed to open its sweep lock')
+    return undefined
   }
 }
 
@@ -85,23 +128,37 @@ export async function withCreation(entries: TimelineEntry[], query: TimelineQuer
 
 /** A booked payment's timeline: its `created` entry, then what the store kept, at most `limit` entries. */
 export function creationFirst(entries: TimelineEntry[], booked: BookedPayment, limit: number): TimelineEntry[] {
-  return [createdEntry(booked), ...entries].slice(-limit)
+  const created = createdEntry(booked)
+  return (created === undefined ? entries : [created, ...entries]).slice(-limit)
+}
+
+/** The store's book, unless the receiver was told not to use one (`book: false`) or the store has none. */
+export function storeBook(store: Pick<ReceiverStore<unknown>, 'paymentBook'>, wanted: boolean | undefined, logger: Logger): PaymentBook | undefined {
+  if (wanted === false || typeof store.paymentBook !== 'function') return undefined
+  try {
+    return store.paymentBook()
+  } catch (error) {
+    logger.error({ err: error }, 'the store failed to open its payment book; results are handled without it and nothing is swept')
+    return undefined
+  }
 }
 
 export interface SweepParts {
   readonly store: Pick<ReceiverStore<unknown>, 'sweepLock'>
   readonly book: PaymentBook | undefined
-  readonly client: ((credential: MatchedCredential | undefined) => ConfirmingClient) | undefined
-  readonly credentials: readonly CredentialSet[] | undefined
-  readonly handOver: (fields: Record<string, string>) => Promise<ReceiverResponse>
+  /** The API client of the credential set a payment was created with (by its API UID); undefined: no API. */
+  readonly client: ((uid: string) => ConfirmingClient | undefined) | undefined
+  /** The credential sets whose transactions the sweeper lists at each pass (beside those of the payments due). */
+  readonly uids: readonly string[]
+  readonly handOver: (fields: Record<string, string>, uid: string) => Promise<ReceiverResponse>
   readonly timeline: TimelineRecorder
   readonly telemetry: Telemetry
   readonly logger: Logger
   readonly settings: SweepSettings
 }
 
-/** The receiver's sweep() and close(): the sweeper when the parts are there, started in-process unless told not. */
-export function sweeping(parts: SweepParts): { sweep(): Promise<SweepReport>; stop(): Promise<void> } {
+/** The receiver's sweep() and close(), and the start of the in-process sweeper when the parts are there. */
+export function sweeping(parts: SweepParts): { start(): void; sweep(): Promise<SweepReport>; stop(): Promise<void> } {
   const { book, client, logger } = parts
   const metrics = book === undefined ? undefined : new BookMetrics(book, logger)
   if (metrics !== undefined) parts.telemetry.withMeter((meter) => metrics.use(meter))
@@ -111,22 +168,36 @@ export function sweeping(parts: SweepParts): { sweep(): Promise<SweepReport>; st
   } catch (error) {
     logger.error({ err: error }, 'the store failed to open its sweep lock; nothing is swept')
   }
-  const missing = client === undefined ? 'the API client (createReceiver({ client }))' : book === undefined ? 'a store with a payment book' : lock === undefined ? 'a store with a sweep lock' : undefined
+  const missing = client === undefined ? 'the service API (environment and credentials, or client)' : book === undefined ? 'a store with a payment book' : lock === undefined ? 'a store with a sweep lock' : undefined
   if (missing !== undefined || book === undefined || client === undefined || lock === undefined || metrics === undefined) {
-    if (book !== undefined && client !== undefined && parts.settings.inProcess) logger.warn({}, `open payments are not swept: the receiver has no ${missing}`)
-    return { sweep: () => Promise.reject(new TypeError(`receiver.sweep() needs ${missing}`)), stop: async () => {} }
+    return {
+      start: () => {
+        if (book !== undefined && client !== undefined && parts.settings.inProcess) logger.warn({}, `open payments are not swept: the receiver has no ${missing}`)
+      },
+      sweep: () => Promise.reject(new TypeError(`receiver.sweep() needs ${missing}`)),
+      stop: async () => {},
+    }
   }
   const sweeper = new Sweeper({
     book,
     lock,
-    // A partner's function is asked for the client of the credential set the payment was created with.
-    client: (uid) => client({ uid, index: parts.credentials?.findIndex((set) => set.uid === uid) ?? -1, by: 'uid' }),
+    client: (uid) => {
+      const found = client(uid)
+      if (found === undefined) throw new Error('no API client for the credential set this payment was created with')
+      return found
+    },
+    uids: parts.uids,
     handOver: parts.handOver,
     record: (entries) => parts.timeline.record(entries),
     counted: (outcome) => metrics.lookup(outcome),
     logger,
     settings: parts.settings,
   })
-  if (parts.settings.inProcess) sweeper.start()
-  return { sweep: () => sweeper.sweep(), stop: () => sweeper.stop() }
+  return {
+    start: () => {
+      if (parts.settings.inProcess) sweeper.start()
+    },
+    sweep: () => sweeper.sweep(),
+    stop: () => sweeper.stop(),
+  }
 }

@@ -1,12 +1,10 @@
-import type { DeliveryTrace } from '../contract/delivery-trace.js'
 import { type TimelineEntry, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
 
 /*
  * Refused deliveries cost O(1) storage. Anyone can send them, under any exchange_number they like, so they are
- * never filed per payment in the store (20,000 forged requests once made 20,000 Redis keys, kept 30 days, and a
- * full `noeviction` Redis then refused genuine results). They are counted per code, logged (the receiver warns
- * for each), and the latest few are kept in this process's memory, where `receiver.timeline()` still shows them
- * beside the store's entries and `receiver.refusals()` lists them.
+ * never filed per payment in the store. They are counted per code, logged (the receiver warns for each), and the
+ * latest few are kept in this process's memory, where `receiver.timeline()` still shows them beside the store's
+ * entries and `receiver.refusals()` lists them.
  */
 
 /** The latest refusals kept in memory. */
@@ -25,7 +23,7 @@ export interface RefusalRecord {
   readonly orderNumber: string | null
   /** Groups the timeline entries of this delivery. */
   readonly attempt: string
-  /** Why it was refused, in more detail than the code, when the receiver could tell (for example which field differed). */
+  /** Why it was refused, in more detail than the code, when the receiver could tell (a refused checksum's diagnosis). */
   readonly diagnosis?: unknown
 }
 
@@ -34,70 +32,44 @@ export interface RefusalSummary {
   readonly total: number
   /** The same, per error code. */
   readonly byCode: Readonly<Record<string, number>>
-  /** The latest refusals whose timeline the receiver kept (when the store keeps a timeline), oldest first. */
+  /** The latest refusals, oldest first. */
   readonly recent: readonly RefusalRecord[]
-}
-
-interface Kept {
-  readonly trace: DeliveryTrace
-  readonly diagnosis: unknown
 }
 
 export class RefusalLog {
   private readonly counts = new Map<string, number>()
   private total = 0
-  private readonly ring: (Kept | undefined)[]
-  private next = 0
+  private recent: RefusalRecord[] = []
 
-  constructor(private readonly capacity = RECENT_REFUSALS) {
-    this.ring = new Array<Kept | undefined>(capacity)
-  }
+  /** `keep`: whether the latest are kept (they belong to the timeline, when the receiver keeps one). */
+  constructor(private readonly keep: boolean) {}
 
-  /** Counts one refusal: called for every one, whatever is kept of it. */
-  count(code: string): void {
+  /** Counts one refusal and keeps it among the latest. */
+  add(record: RefusalRecord): void {
+    const code = record.code ?? 'internal_error'
     this.total++
     this.counts.set(code, (this.counts.get(code) ?? 0) + 1)
-  }
-
-  /** Keeps one refused delivery's trace (and its diagnosis, if any), in place of the oldest kept. */
-  keep(trace: DeliveryTrace, diagnosis?: unknown): void {
-    // Its numbers would otherwise keep the whole refused body alive.
-    trace.keepNumbers()
-    this.ring[this.next] = { trace, diagnosis }
-    this.next = (this.next + 1) % this.capacity
-  }
-
-  private kept(): Kept[] {
-    const kept: Kept[] = []
-    for (let i = 0; i < this.capacity; i++) {
-      const item = this.ring[(this.next + i) % this.capacity]
-      if (item !== undefined) kept.push(item)
-    }
-    return kept
+    if (!this.keep) return
+    this.recent.push(record)
+    if (this.recent.length > 2 * RECENT_REFUSALS) this.recent = this.recent.slice(-RECENT_REFUSALS)
   }
 
   summary(): RefusalSummary {
-    const recent = this.kept().map(({ trace, diagnosis }): RefusalRecord => ({
-      receivedAt: new Date(trace.receivedAt),
-      answeredAt: new Date(trace.answeredAt),
-      source: trace.source,
-      code: trace.code,
-      status: trace.status,
-      message: trace.message,
-      exchangeNumber: trace.exchangeNumber,
-      orderNumber: trace.orderNumber,
-      attempt: trace.attempt,
-      ...(diagnosis === undefined ? {} : { diagnosis }),
-    }))
-    return { total: this.total, byCode: Object.fromEntries(this.counts), recent }
+    return { total: this.total, byCode: Object.fromEntries(this.counts), recent: this.recent.slice(-RECENT_REFUSALS) }
   }
 
   /** The timeline entries of the kept refusals that claimed this payment's number. */
   entriesFor(query: TimelineQuery): TimelineEntry[] {
     const { kind, value } = timelineKey(query)
-    const entries: TimelineEntry[] = []
-    for (const { trace } of this.kept())
-      if ((kind === 'order' ? trace.orderNumber : trace.exchangeNumber) === value) entries.push(...trace.entries())
-    return entries
+    return this.recent
+      .slice(-RECENT_REFUSALS)
+      .filter((record) => (kind === 'order' ? record.orderNumber : record.exchangeNumber) === value)
+      .flatMap((record): TimelineEntry[] => {
+        const common = { exchangeNumber: record.exchangeNumber, orderNumber: record.orderNumber, state: null, source: record.source, attempt: record.attempt, verified: false }
+        return [
+          { ...common, at: record.receivedAt, event: 'received', code: null, status: null, message: null },
+          { ...common, at: record.answeredAt, event: 'refused', code: record.code, status: record.status, message: record.message },
+        ]
+      })
   }
 }

@@ -9,11 +9,15 @@ export class SweepLease {
   private held: { token: number; renewedAt: number } | undefined
 
   constructor(
-    readonly owner: string,
+    private readonly ownerOf: () => string,
     private readonly lock: SweepLock,
     private readonly lockMs: number,
     private readonly logger: Logger,
   ) {}
+
+  get owner(): string {
+    return this.ownerOf()
+  }
 
   /** The fencing token while held, else undefined. */
   get token(): number | undefined {
@@ -44,14 +48,14 @@ export class SweepLease {
    * handlers that take their time) outlasted it, and another process then took the lock and looked up the same
    * payments meanwhile.
    */
-  heartbeat(): NodeJS.Timeout {
+  heartbeat(): ReturnType<typeof setInterval> {
     const timer = setInterval(() => {
       if (this.held === undefined) return
       this.hold().catch((error: unknown) => {
         this.logger.warn({ err: error }, 'the store failed to renew the sweep lock; it is tried again')
       })
     }, Math.max(1, Math.floor(this.lockMs / 4)))
-    timer.unref()
+    ;(timer as { unref?: () => void }).unref?.()
     return timer
   }
 

@@ -105,9 +105,28 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
   return settings
 }
 
-/** What the sweeper asks of the API client: every attempt at an order (`createClient()` fits). */
+/** One page of the transactions list as the sweeper asks for it: recent successes, 100 to a page. */
+export interface SuccessesQuery {
+  readonly payment_status: true
+  readonly per_page: number
+  readonly page: number
+  readonly start_date: string
+  readonly end_date: string
+}
+
+/**
+ * What the sweeper asks of the API client (`createClient()` fits): every attempt at an order, and the list of
+ * recent transactions. A client without `transactions` is swept by lookups alone.
+ */
 export interface LookupClient {
   searchTransactions(reference: 'order_number', value: string): Promise<readonly object[]>
+  transactions?(query: SuccessesQuery): Promise<{ readonly transactions: readonly object[]; readonly next_page: number | null; readonly total_page: number }>
+}
+
+/** An order the pass could not settle, and why (never a field value); orderNumber null for the transactions list. */
+export interface SweepFailure {
+  readonly orderNumber: string | null
+  readonly message: string
 }
 
 /** What one pass did. */
@@ -116,24 +135,30 @@ export interface SweepReport {
   readonly swept: boolean
   /** Open payments due for a lookup when the pass began (at most `batch`). */
   readonly due: number
+  /** Pages of the transactions list read (recent successes), each an API request like a lookup. */
+  readonly listed: number
+  /** Open payments the transactions list showed paid: handed to the receiver without a lookup. */
+  readonly found: number
   /** Status API lookups made. */
   readonly lookups: number
-  /** Results the lookups found that ran handlers (their redirect and callback had been lost). */
+  /** Results the pass found that ran handlers (their redirect and callback had been lost). */
   readonly processed: number
-  /** Payments the lookups found final (handled now or before): closed. */
+  /** Payments found final (handled now or before): closed. */
   readonly closed: number
   /** Payments closed as abandoned: past their horizon with no final result. */
   readonly abandoned: number
-  /** Looked up and still open (no bank answer yet, or pending approval): looked up again after a backoff. */
+  /** Looked up and still open (no bank answer yet, pending approval, or a result not taken): looked up again later. */
   readonly open: number
-  /** Found final when re-checked just before their lookup: not looked up. */
+  /** Found final (or found in the list) when their turn came: not looked up. */
   readonly skipped: number
-  /** Lookups the API did not answer, and results the receiver refused or failed to handle. */
+  /** Lookups and list pages the API did not answer, and results the receiver refused or failed to handle. */
   readonly failures: number
+  /** Each failure: the order it concerns and its message. */
+  readonly failing: readonly SweepFailure[]
 }
 
-export type Counts = { -readonly [K in keyof SweepReport]: SweepReport[K] }
+export type Counts = { -readonly [K in Exclude<keyof SweepReport, 'failing'>]: SweepReport[K] } & { readonly failing: SweepFailure[] }
 
 export function nothing(swept: boolean): Counts {
-  return { swept, due: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0 }
+  return { swept, due: 0, listed: 0, found: 0, lookups: 0, processed: 0, closed: 0, abandoned: 0, open: 0, skipped: 0, failures: 0, failing: [] }
 }

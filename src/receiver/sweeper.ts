@@ -1,22 +1,23 @@
 /*
- * The sweeper: payments the book holds open (no result yet, or a B2B1 99) are looked up through the status API
- * once they are old enough, and what the API shows is handed to the receiver through the same classification and
- * deduplication as a delivery (handleTrusted). Lookups of one payment back off; all lookups share one rate bound;
- * a payment is closed `abandoned` after its horizon. One sweeper at a time across the processes sharing a store:
+ * The sweeper: payments the book holds open (no result yet, or a B2B1 99) are found through the service's API once
+ * they are old enough, and what the API shows is handed to the receiver through the same classification and
+ * deduplication as a delivery (handleTrusted). Each pass first reads the transactions list's recent successes
+ * (sweep-listing.ts): a paid payment whose results were lost is found there whatever else is open. Then the payments
+ * due are looked up one by one (sweep-results.ts), backing off, and closed `abandoned` after their horizon. Every
+ * API request takes its turn under one rate bound. One sweeper at a time across the processes sharing a store:
  * the store's SweepLock, held while sweeping and renewed, its fencing token on every write of bookkeeping.
  */
-import { randomUUID } from 'node:crypto'
-import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
+import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
-import { type PaymentState, STATE_RANK } from '../core/payment.js'
-import { backoffDelay } from '../inbox/backoff.js'
-import type { BookedPayment, PaymentBook, PaymentRef, SweepLock } from '../contract/payment-book.js'
+import type { BookedPayment, PaymentBook, SweepLock } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { LookupOutcome } from './book-metrics.js'
-import { described } from './confirmation.js'
+import { described } from './confirm.js'
 import type { ReceiverResponse } from './events.js'
 import { SweepLease } from './sweep-lease.js'
+import { type ListingClient, listSuccesses, successesOf } from './sweep-listing.js'
 import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
+import { SweepResults } from './sweep-results.js'
 
 export type { LookupClient, SweepReport } from './sweep-options.js'
 
@@ -25,6 +26,11 @@ export interface SweeperParts {
   readonly lock: SweepLock
   /** The API client for a credential set (by its API UID). */
   readonly client: (uid: string) => LookupClient
+  /**
+   * The API UIDs whose transactions are listed at each pass, beside those of the payments due: the receiver's
+   * configured credential sets.
+   */
+  readonly uids: readonly string[]
   /** receiver.handleTrusted, the record taken as the given uid's (the API client asked was that credential set's). */
   readonly handOver: (fields: Record<string, string>, uid: string) => Promise<ReceiverResponse>
   readonly record: (entries: readonly TimelineEntry[]) => void
@@ -33,22 +39,38 @@ export interface SweeperParts {
   readonly settings: SweepSettings
 }
 
-const isFinal = (state: PaymentState | null | undefined) => state === 'succeeded' || state === 'failed'
+type Turn = number | 'skip' | 'lost'
+
+/**
+ * The transactions list is read at most once a minute, and at most half a minute's rate bound of pages each time:
+ * the lookups keep at least half of the requests however busy the list.
+ */
+const LIST_EVERY_MS = 60_000
 
 export class Sweeper {
-  readonly owner = `sweeper:${randomUUID()}`
   private readonly lease: SweepLease
+  private readonly results: SweepResults
   private running: Promise<SweepReport> | undefined
-  private timer: NodeJS.Timeout | undefined
+  private timer: ReturnType<typeof setTimeout> | undefined
   private stopped = false
-  private lastLookupAt = Number.NEGATIVE_INFINITY
+  private lastRequestAt = Number.NEGATIVE_INFINITY
+  private listedAt = Number.NEGATIVE_INFINITY
+  /** When each credential set's transactions were last listed. */
+  private readonly uidListedAt = new Map<string, number>()
   private gate: Promise<void> = Promise.resolve()
   /** Ends the waits for a turn at once when stop() comes. */
   private readonly wakers = new Set<() => void>()
-  private entries = 0
+  private id: string | undefined
+  private toldNoList = false
+
+  /** This sweeper's name on the lock and in its timeline entries: drawn when first needed, never at construction. */
+  get owner(): string {
+    return (this.id ??= `sweeper:${randomId()}`)
+  }
 
   constructor(private readonly parts: SweeperParts) {
-    this.lease = new SweepLease(this.owner, parts.lock, parts.settings.lockMs, parts.logger)
+    this.lease = new SweepLease(() => this.owner, parts.lock, parts.settings.lockMs, parts.logger)
+    this.results = new SweepResults(parts, () => this.owner)
   }
 
   /** Sweeps every `everyMs` in this process, on an unref'd timer, until stop(). */
@@ -60,20 +82,20 @@ export class Sweeper {
       this.timer = setTimeout(() => {
         void this.sweep(false).then(tick, tick)
       }, this.parts.settings.everyMs)
-      this.timer.unref()
+      ;(this.timer as { unref?: () => void }).unref?.()
     }
     tick()
   }
 
   /**
-   * One pass now (or the one running): takes or renews the lock, looks up what is due, and keeps the lock when
-   * sweeping in-process (so the rate bound holds in one place), else gives it back. Never rejects.
+   * One pass now (or the one running): takes or renews the lock, lists and looks up what is due, and keeps the lock
+   * when sweeping in-process (so the rate bound holds in one place), else gives it back. Never rejects.
    */
   sweep(keepAlive = true): Promise<SweepReport> {
     this.running ??= this.pass(keepAlive)
       .catch((error: unknown) => {
         this.parts.logger.error({ err: error }, 'the sweep failed; it runs again on the next pass')
-        return { ...nothing(true), failures: 1 }
+        return { ...nothing(true), failures: 1, failing: [{ orderNumber: null, message: `the sweep failed (${described(error)})` }] }
       })
       .finally(() => {
         this.running = undefined
@@ -91,70 +113,151 @@ export class Sweeper {
   }
 
   private async pass(keepAlive: boolean): Promise<SweepReport> {
-    const { book, settings } = this.parts
     if (!(await this.lease.hold())) return nothing(false)
-    const report: Counts = { ...nothing(true) }
-    // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
-    const running = new Set<Promise<void>>()
+    const report = nothing(true)
     const heartbeat = this.lease.heartbeat()
     try {
-      const now = Date.now()
-      const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
+      await this.work(keepAlive, report)
+    } catch (error) {
+      this.results.failed(report, null, `the pass stopped (${described(error)})`)
+      this.parts.logger.error({ err: error }, 'the sweep pass stopped; it runs again on the next pass')
+    } finally {
+      clearInterval(heartbeat)
+    }
+    await this.notePass(report)
+    // An in-process sweeper keeps the lock between passes; a pass run on the operator's schedule gives it back.
+    if (this.stopped || this.timer === undefined) await this.lease.release(true)
+    return report
+  }
+
+  private async work(keepAlive: boolean, report: Counts): Promise<void> {
+    const { book, settings } = this.parts
+    const now = Date.now()
+    this.results.prune(now)
+    const due = await book.listOpen({ dueBy: new Date(now), limit: settings.batch })
+    const uids = [...new Set([...this.parts.uids, ...due.map((payment) => payment.uid)])]
+    const listDue = () => Date.now() - this.listedAt >= LIST_EVERY_MS
+    if (listDue()) await this.listing(uids, keepAlive, report)
+    // Lookups in flight: each waits its turn to start (the rate bound), then hands over and notes in parallel.
+    const running = new Set<Promise<void>>()
+    try {
       for (const payment of due) {
         // Oldest first: once one is too young for its first lookup, so is every one after it.
         if (payment.lookups === 0 && payment.createdAt.getTime() > now - settings.firstLookupAfterMs) break
-        if (this.stopped) break
+        // Stopping, or the lock was lost in an earlier turn: stop here.
+        if (this.stopped || this.lease.token === undefined) break
+        // A long pass (hundreds due at 30 a minute) reads the list again as it goes, so a lost success waits no longer.
+        if (listDue()) await this.listing(uids, keepAlive, report)
         while (running.size >= settings.concurrency) await Promise.race(running)
-        // The lock was lost in an earlier turn: stop here.
         if (this.lease.token === undefined) break
         report.due++
-        const task = this.turn(payment, keepAlive)
-          .then((turn) => {
-            if (turn === 'lost') return
-            if (turn === undefined) report.skipped++
-            else return this.lookUp(turn.payment, turn.token, report)
-          })
+        // Handed over from the list (this pass or lately): closed, or waiting for its next lookup.
+        if (this.results.waiting(payment, Date.now())) {
+          report.skipped++
+          continue
+        }
+        const task = this.lookUp(payment, now, keepAlive, report)
           .catch((error: unknown) => {
-            report.failures++
+            this.results.failed(report, payment.orderNumber, `the lookup failed (${described(error)})`)
             this.parts.logger.error({ orderNumber: payment.orderNumber, err: error }, 'the sweeper failed to look up an open payment; it is tried again on a later pass')
           })
           .finally(() => running.delete(task))
         running.add(task)
       }
-      await Promise.all(running)
     } finally {
       await Promise.all(running)
-      clearInterval(heartbeat)
-      await this.releaseUnlessInProcess()
     }
-    return report
-  }
-
-  /** An in-process sweeper keeps the lock between passes; a pass run on the operator's schedule gives it back. */
-  private async releaseUnlessInProcess(): Promise<void> {
-    if (!this.stopped && this.timer !== undefined) return
-    await this.lease.release(true)
   }
 
   /**
-   * A lookup's turn to start: at least 60 s / maxLookupsPerMinute after the previous one started, so any minute
-   * holds at most that many, with the payment read again just before (a result may have come in since the list
-   * was read), and the lock checked. Turns are taken one at a time, so the re-read and the start stay together.
-   * Resolves to the payment and the lock's token when it is still open, undefined when it is final now, 'lost' when
-   * the lock is.
+   * A lookup in its turn, with the payment read again just before: one a result settled meanwhile is skipped, and so
+   * is one whose next lookup moved past the pass's start (the list's success was handed over meanwhile).
    */
-  private turn(payment: PaymentRef, keepAlive: boolean): Promise<{ payment: BookedPayment; token: number } | undefined | 'lost'> {
-    const mine = this.gate.then(async () => {
-      const wait = this.lastLookupAt + 60_000 / this.parts.settings.maxLookupsPerMinute - Date.now()
+  private async lookUp(payment: BookedPayment, dueBy: number, keepAlive: boolean, report: Counts): Promise<void> {
+    let current: BookedPayment | undefined
+    const turn = await this.turn(keepAlive, async () => {
+      current = await this.parts.book.find(payment.orderNumber, { uid: payment.uid })
+      return current?.status === 'open' && (current.nextLookupAt?.getTime() ?? dueBy) <= dueBy
+    })
+    if (turn === 'skip') report.skipped++
+    else if (turn !== 'lost' && current !== undefined) await this.results.lookUp(current, turn, report)
+  }
+
+  /**
+   * The transactions list's successes since the oldest open payment, read with each credential set's client, each
+   * page in its turn; those of open payments old enough for a lookup are handed over.
+   */
+  private async listing(uids: readonly string[], keepAlive: boolean, report: Counts): Promise<void> {
+    const { book, settings, logger } = this.parts
+    const { oldestCreatedAt: since } = await book.summary()
+    // Nothing open is old enough: no success listed now can be a lost one's (asked again at the next pass).
+    if (since === null || since.getTime() > Date.now() - settings.firstLookupAfterMs) return
+    this.listedAt = Date.now()
+    // The pages of one listing, whatever the number of credential sets: those listed longest ago go first.
+    const maxPages = Math.max(1, Math.floor(settings.maxLookupsPerMinute / 2))
+    let pages = 0
+    const order = [...uids].sort((a, b) => (this.uidListedAt.get(a) ?? 0) - (this.uidListedAt.get(b) ?? 0))
+    for (const uid of order) {
+      if (this.stopped || this.lease.token === undefined || pages >= maxPages) return
+      this.uidListedAt.set(uid, Date.now())
+      let token = 0
+      try {
+        const client = this.parts.client(uid)
+        if (typeof client.transactions !== 'function') {
+          if (!this.toldNoList) logger.info({}, 'the API client has no transactions list (client.transactions): open payments are found by lookups alone')
+          this.toldNoList = true
+          continue
+        }
+        await listSuccesses(client as ListingClient, since, {
+          turn: async () => {
+            const turn = pages < maxPages ? await this.turn(keepAlive) : 'lost'
+            if (typeof turn !== 'number') return false
+            token = turn
+            pages++
+            report.listed++
+            return true
+          },
+          page: (records) => this.foundIn(records, uid, token, report),
+        })
+      } catch (error) {
+        const why = `the transactions list could not be read (${described(error)})`
+        this.results.failed(report, null, why)
+        logger.warn({ uid, err: described(error) }, `${why}; open payments are still looked up one by one, and the list is read again on the next pass`)
+      }
+    }
+  }
+
+  /** A page's successes that are open payments of `uid`, old enough for a lookup and not handed over lately. */
+  private async foundIn(records: readonly Record<string, unknown>[], uid: string, token: number, report: Counts): Promise<void> {
+    const youngest = Date.now() - this.parts.settings.firstLookupAfterMs
+    for (const [orderNumber, successes] of successesOf(records, uid)) {
+      try {
+        const payment = await this.parts.book.find(orderNumber, { uid })
+        if (payment === undefined || payment.status !== 'open' || payment.createdAt.getTime() > youngest || this.results.waiting(payment, Date.now())) continue
+        await this.results.foundInList(payment, successes, token, report)
+      } catch (error) {
+        this.results.failed(report, orderNumber, `handing over what the transactions list shows failed (${described(error)})`)
+        this.parts.logger.error({ orderNumber, err: error }, 'the sweeper failed to hand over a success the transactions list shows; it is tried again on a later pass')
+      }
+    }
+  }
+
+  /**
+   * An API request's turn to start: at least 60 s / maxLookupsPerMinute after the previous one started, so any
+   * minute holds at most that many, with the lock checked and `stillWanted` asked (a lookup reads its payment
+   * again: a result may have come in since the list was read). Turns are taken one at a time, so that check and the
+   * start stay together. Resolves to the lock's token, 'skip' when no longer wanted, 'lost' when the lock is.
+   */
+  private turn(keepAlive: boolean, stillWanted?: () => Promise<boolean>): Promise<Turn> {
+    const mine = this.gate.then(async (): Promise<Turn> => {
+      const wait = this.lastRequestAt + 60_000 / this.parts.settings.maxLookupsPerMinute - Date.now()
       if (wait > 0 && !this.stopped) await this.pause(Math.ceil(wait), keepAlive)
-      // Still the one sweeper (renewing the lease when a third of it has passed), or no more lookups. Stopped: the
+      // Still the one sweeper (renewing the lease when a third of it has passed), or no more requests. Stopped: the
       // turns queued behind the rate bound are not taken, or close() would wait for each (minutes at a low rate).
       if (this.stopped || this.lease.token === undefined || !(await this.lease.hold())) return 'lost'
-      const current = await this.parts.book.find(payment.orderNumber, { uid: payment.uid })
-      if (current === undefined || current.status !== 'open') return undefined
-      this.lastLookupAt = Date.now()
-      const token = this.lease.token
-      return token === undefined ? 'lost' : { payment: current, token }
+      if (stillWanted !== undefined && !(await stillWanted())) return 'skip'
+      this.lastRequestAt = Date.now()
+      return this.lease.token ?? 'lost'
     })
     this.gate = mine.then(
       () => undefined,
@@ -171,99 +274,31 @@ export class Sweeper {
         resolve()
       }
       const timer = setTimeout(wake, ms)
-      if (!keepAlive) timer.unref()
+      if (!keepAlive) (timer as { unref?: () => void }).unref?.()
       this.wakers.add(wake)
     })
   }
 
-  private async lookUp(payment: BookedPayment, token: number, report: Counts): Promise<void> {
-    const { book, settings, logger, counted } = this.parts
+  /**
+   * What the pass did, on the lock for the operator's view: its API requests (list pages
+   * and lookups), the lost results it found, the payments it closed (final or abandoned), and its failing orders.
+   */
+  private async notePass(report: SweepReport): Promise<void> {
+    const { lock, settings, logger } = this.parts
     const at = new Date()
-    const log = { orderNumber: payment.orderNumber, lookups: payment.lookups + 1 }
-    report.lookups++
-    let records: readonly Record<string, unknown>[]
+    const inProcess = !this.stopped && this.timer !== undefined
     try {
-      records = (await this.parts.client(payment.uid).searchTransactions('order_number', payment.orderNumber)) as readonly Record<string, unknown>[]
+      await lock.notePass({
+        at,
+        holder: this.owner,
+        nextAt: inProcess ? new Date(at.getTime() + settings.everyMs) : null,
+        lookups: report.lookups + report.listed,
+        found: report.processed,
+        closed: report.closed + report.abandoned,
+        failures: report.failing.flatMap(({ orderNumber, message }) => (orderNumber === null ? [] : [{ orderNumber, message }])),
+      })
     } catch (error) {
-      report.failures++
-      counted('failed')
-      const why = described(error)
-      logger.warn({ ...log, err: why }, `the status API could not be asked about an open payment (${why}); it is looked up again later`)
-      await this.noteOpen(payment, at, token, 'lookup_failed', `the status API could not be asked (${why})`)
-      return
+      logger.warn({ err: error }, 'the store failed to keep the note of the sweep pass; the pass itself is done')
     }
-    // Every attempt at the order, oldest first: a failed attempt before the retry that succeeded.
-    const attempts = records.filter((record) => record.order_number === payment.orderNumber && hasBankAnswer(record)).reverse()
-    let handled: PaymentState | null = null
-    let shown: PaymentState | null = null
-    for (const record of attempts) {
-      const response = await this.parts.handOver(apiRecordText(record), payment.uid)
-      const state = response.payment?.state ?? null
-      if (state !== null && (shown === null || STATE_RANK[state] > STATE_RANK[shown])) shown = state
-      if (response.outcome === 'processed') report.processed++
-      if (state !== null && (response.outcome === 'processed' || response.outcome === 'duplicate' || response.outcome === 'stale')) {
-        if (handled === null || STATE_RANK[state] > STATE_RANK[handled]) handled = state
-        // Handled before, but the book missed it (a crash between completion and settling): settle it now.
-        if (response.outcome !== 'processed') await book.settle(payment, state, String(record.exchange_number))
-      } else if (response.outcome === 'busy') {
-        // A delivery of the same payment is being handled right now: it settles the payment, or the next lookup does.
-        logger.info({ ...log, outcome: response.outcome }, 'a delivery of this payment was being handled while the sweeper looked it up; left to it')
-      } else if (response.outcome !== 'queued') {
-        report.failures++
-        logger.error({ ...log, outcome: response.outcome, code: response.error?.code }, `the receiver did not take a result the status API shows: ${response.error?.message ?? response.outcome}`)
-      }
-    }
-    const exchangeNumber = attempts.length > 0 ? String(attempts[attempts.length - 1]?.exchange_number) : payment.exchangeNumber
-    if (isFinal(handled)) {
-      report.closed++
-      counted('closed')
-      this.note(payment, at, 'lookup', handled, exchangeNumber, null, 'the status API shows a final result; handed to the receiver')
-      return
-    }
-    const pending = shown === 'pending' || payment.state === 'pending'
-    const horizon = pending ? settings.pendingAbandonAfterMs : settings.abandonAfterMs
-    // A final result the receiver did not take (a handler failing) is never given up on: it is tried again.
-    if (!isFinal(shown) && at.getTime() - payment.createdAt.getTime() >= horizon) {
-      if (await book.noteLookup(payment, { at, nextLookupAt: null, abandoned: true }, token)) {
-        report.abandoned++
-        counted('abandoned')
-        this.note(payment, at, 'abandoned', shown, exchangeNumber, null, `no final result ${pending ? 'while pending approval ' : ''}within the horizon after creation: closed as abandoned`)
-        logger.warn(log, 'closed an open payment as abandoned: no final result within its horizon')
-      }
-      return
-    }
-    const what = isFinal(shown)
-      ? 'a final result the receiver did not take'
-      : pending
-        ? 'the payment pending approval (99)'
-        : records.length > 0
-          ? 'no bank answer yet'
-          : 'no payment with this order_number yet'
-    await this.noteOpen(payment, at, token, isFinal(shown) ? 'not_taken' : records.length > 0 ? null : 'not_found', `the status API shows ${what}`, shown, exchangeNumber)
-    report.open++
-    counted('open')
-  }
-
-  /** Still open: the next lookup after a backoff, fenced by the lock's token; its timeline entry once the book took it. */
-  private async noteOpen(
-    payment: BookedPayment,
-    at: Date,
-    token: number,
-    code: string | null,
-    message: string,
-    state: PaymentState | null = null,
-    exchangeNumber: string | null = payment.exchangeNumber,
-  ): Promise<void> {
-    const next = new Date(at.getTime() + backoffDelay(payment.lookups + 1, this.parts.settings.backoff))
-    // Refused (a newer sweeper holds the lock, or the payment closed meanwhile): no next lookup was set, so the
-    // timeline must not say one was.
-    if (await this.parts.book.noteLookup(payment, { at, nextLookupAt: next }, token))
-      this.note(payment, at, 'lookup', state, exchangeNumber, code, `${message}; next lookup at ${next.toISOString()}`)
-  }
-
-  private note(payment: BookedPayment, at: Date, event: 'lookup' | 'abandoned', state: PaymentState | null, exchangeNumber: string | null, code: string | null, message: string): void {
-    this.parts.record([
-      { at, event, exchangeNumber, orderNumber: payment.orderNumber, state, source: 'sweep', attempt: `${this.owner}:${++this.entries}`, verified: true, code, status: null, message },
-    ])
   }
 }

@@ -18,6 +18,8 @@ import {
   tampered,
 } from './harness.js'
 import { formBody, indexOf, moved, type Pairs, signedPairs } from '../receiver/rearrange.js'
+import { confirmedAttackContract } from './confirmed-attacks.js'
+import { faultContract } from './faults.js'
 import { hostileInputContract } from './hostile-input.js'
 
 const EVIL_ORDER = `<b>ORD-1</b> & "quoted" 'single'`
@@ -26,6 +28,8 @@ const EVIL_ORDER = `<b>ORD-1</b> & "quoted" 'single'`
 export function adapterContract(open: Open): void {
   const start = appsFor(open)
   hostileInputContract(open)
+  confirmedAttackContract(open)
+  faultContract(open)
 
   it('answers a signed callback 200 OK and runs the handler once', async () => {
     const { url, runs } = await start()
@@ -61,7 +65,7 @@ export function adapterContract(open: Open): void {
     const { pairs, checksum } = signedPairs(genuine.body)
     const replay = { body: formBody(moved(pairs, indexOf(pairs, 'buyer_name'), 'exchange_number') as Pairs, checksum), contentType: FORM }
     const callback = await post(url, '/fpx/callback', replay)
-    expect([callback.status, errorOf(callback).code]).toEqual([400, 'inconsistent_result'])
+    expect([callback.status, errorOf(callback).code]).toEqual([400, 'needs_confirmation'])
     // The buyer's browser gets a page, not JSON, with the same status.
     expect((await post(url, '/fpx/redirect', replay)).status).toBe(400)
     expect((await post(url, '/fpx/callback', genuine)).status).toBe(200)

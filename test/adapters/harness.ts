@@ -21,7 +21,7 @@ export interface Recorded {
 }
 
 export function recordedReceiver(checksumToken = TOKEN): Recorded {
-  const receiver = createReceiver({ checksumToken, maxBodyBytes: MAX_BODY_BYTES })
+  const receiver = createReceiver({ signatureOnly: true, checksumToken, maxBodyBytes: MAX_BODY_BYTES })
   const runs: PaymentEvent[] = []
   for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void runs.push(event))
   return { receiver, runs }

@@ -142,15 +142,16 @@ export function hostileInputContract(open: Open): void {
       (await post(url, '/fpx/redirect', signed(samplePaymentFields({ exchange_number: '1', receipt_url: receipt })))).text
     const hostile = ['javascript:alert(document.cookie)', 'data:text/html,<script>alert(1)</script>', 'JaVaScRiPt:alert(1)', 'not a url']
     for (const receipt of hostile) {
+      // Refused unconfirmed (no service sends such an address), or shown without a link: never a link.
       const text = await page(receipt)
-      expect(text).toContain('Payment successful')
       expect(text).not.toContain('Download the receipt')
+      expect(text).not.toContain('javascript:')
     }
     expect(await page('https://pay.example.test/v1/receipt/1.pdf')).toContain('<a href="https://pay.example.test/v1/receipt/1.pdf">Download the receipt</a>')
   })
 
   it('answers 408 body_timeout to a body trickled in past bodyTimeoutMs, and the handler never runs', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, maxBodyBytes: MAX_BODY_BYTES, bodyTimeoutMs: 300 })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, maxBodyBytes: MAX_BODY_BYTES, bodyTimeoutMs: 300 })
     let runs = 0
     receiver.on('payment.succeeded', () => void runs++)
     const app = await open(receiver, {})

@@ -8,12 +8,13 @@ import type { FieldInput } from '../../src/core/values.js'
 import { encodeForm, samplePaymentFields, signCallback } from '../../src/testing.js'
 import type { DeliveryView } from '../emulator/delivery-merchant.js'
 import { DEMO, type Emulator, launch } from '../emulator/harness.js'
+import { buildRoot } from '../runtimes/work.js'
 
 /**
  * docs/nextjs.md's pattern in a real Next.js App Router app: `next build` with no FPX_* variable in the build
  * environment (a receiver created at module level fails there: Next evaluates route modules while collecting
- * page data), then `next start` with the token, and the emulator's callback and the buyer's redirect through the
- * fetch-API adapter. Slow (a production build, about a minute alone): `npm run test:next` runs it, as .ci/run does.
+ * page data), then `next start` with the emulator's {base_url} and the merchant's credentials, and the emulator's
+ * callbacks and the buyer's redirect (POST and GET) through the fetch-API adapter, confirmed over the API. Slow (a production build, about a minute alone): `npm run test:next` runs it, as .ci/run does.
  */
 
 const ROOT = resolve('.')
@@ -26,28 +27,35 @@ const FILES: Record<string, string> = {
   // The app's own (empty) configuration: without it Turbopack applies the repository's tsconfig paths, which
   // map 'fpx-collect' to the sources instead of the built package.
   'jsconfig.json': '{ "compilerOptions": {} }\n',
-  'next.config.mjs': `export default { turbopack: { root: ${JSON.stringify(ROOT)} }, outputFileTracingRoot: ${JSON.stringify(ROOT)} }\n`,
-  // The pattern of docs/nextjs.md: the receiver is created on first use, with its handlers, and kept.
+  'next.config.mjs': `export default { turbopack: { root: ${JSON.stringify(buildRoot())} }, outputFileTracingRoot: ${JSON.stringify(buildRoot())} }\n`,
+  // The pattern of docs/nextjs.md: the receiver is created on first use, with its handlers, and kept; it
+  // confirms every result over the service's API (here the emulator's).
   'lib/fpx.js': `import { createReceiver } from 'fpx-collect'
 
 let receiver
 export function getReceiver() {
   if (receiver === undefined) {
-    receiver = createReceiver({ checksumToken: process.env.FPX_CHECKSUM_TOKEN })
+    receiver = createReceiver({
+      environment: { baseUrl: process.env.FPX_BASE_URL },
+      credentials: { uid: process.env.FPX_UID, authToken: process.env.FPX_AUTH_TOKEN, checksumToken: process.env.FPX_CHECKSUM_TOKEN },
+    })
     receiver.on('payment.succeeded', (event) => console.log(\`handled: paid \${event.payment.exchangeNumber}\`))
+    receiver.on('payment.failed', (event) => console.log(\`handled: failed \${event.payment.exchangeNumber}\`))
+    receiver.on('payment.pending', (event) => console.log(\`handled: pending \${event.payment.exchangeNumber}\`))
   }
   return receiver
 }
 `,
-  'app/api/fpx/callback/route.js': `import { fpxCallback } from 'fpx-collect/web'
-import { getReceiver } from '../../../../lib/fpx.js'
+  'app/fpx/callback/route.js': `import { fpxCallback } from 'fpx-collect/web'
+import { getReceiver } from '../../../lib/fpx.js'
 
 export const POST = fpxCallback(getReceiver)
 `,
-  'app/api/fpx/redirect/route.js': `import { fpxRedirect } from 'fpx-collect/web'
-import { getReceiver } from '../../../../lib/fpx.js'
+  'app/fpx/redirect/route.js': `import { fpxRedirect } from 'fpx-collect/web'
+import { getReceiver } from '../../../lib/fpx.js'
 
-export const POST = fpxRedirect(getReceiver, { successUrl: '/paid', failureUrl: '/failed' })
+export const POST = fpxRedirect(getReceiver, { successUrl: '/paid', failureUrl: '/failed', pendingUrl: '/pending' })
+export const GET = POST
 `,
   'app/layout.js': 'export default function RootLayout({ children }) { return <html lang="en"><body>{children}</body></html> }\n',
   'app/page.js': 'export default function Home() { return <p>shop</p> }\n',
@@ -95,17 +103,22 @@ describe('a Next.js App Router app built with no secrets', () => {
     // Throws, with Next's output shown, when the build fails.
     execFileSync(process.execPath, [NEXT, 'build'], { cwd: APP, env: withoutSecrets(), stdio: 'inherit' })
 
+    // The service first: the app is given its {base_url} and the merchant's credentials when it starts.
+    emulator = await launch({
+      log: () => {},
+      config: { merchants: [{ name: 'Next Shop', credentials: [DEMO], b2b1: true }] },
+      delivery: { attempts: 2, initialDelayMs: 50, maxDelayMs: 100, timeoutMs: 20_000 },
+    })
     const port = await freePort()
     appUrl = `http://127.0.0.1:${port}`
     server = spawn(process.execPath, [NEXT, 'start', '-p', String(port), '-H', '127.0.0.1'], {
       cwd: APP,
-      env: withoutSecrets({ FPX_CHECKSUM_TOKEN: DEMO.checksumToken }),
+      env: withoutSecrets({ FPX_BASE_URL: emulator.baseUrl, FPX_UID: DEMO.uid, FPX_AUTH_TOKEN: DEMO.authToken, FPX_CHECKSUM_TOKEN: DEMO.checksumToken }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     server.stdout?.on('data', (chunk: Buffer) => output.push(...chunk.toString('utf8').split('\n')))
     server.stderr?.on('data', (chunk: Buffer) => output.push(...chunk.toString('utf8').split('\n')))
     await answering(appUrl)
-    emulator = await launch({ log: () => {}, delivery: { attempts: 2, initialDelayMs: 50, maxDelayMs: 100, timeoutMs: 20_000 } })
   }, 600_000)
 
   afterAll(async () => {
@@ -117,9 +130,10 @@ describe('a Next.js App Router app built with no secrets', () => {
     rmSync(APP, { recursive: true, force: true })
   })
 
-  it('verifies the emulator\'s callback (fields in body and query) and handles it once; the redirect then goes to successUrl', async () => {
-    const exchangeNumber = await emulator.pay({ callback_url: `${appUrl}/api/fpx/callback`, redirect_url: `${appUrl}/api/fpx/redirect` })
-    const { result } = (await emulator.complete(exchangeNumber, 'approve')) as { result: Record<string, FieldInput> }
+  /** Pays at the emulator with the app's routes, and waits until the emulator delivered the callback; its signed result. */
+  async function paid(outcome: 'approve' | 'pending', form: Record<string, string> = {}): Promise<{ exchangeNumber: string; result: Record<string, FieldInput> }> {
+    const exchangeNumber = await emulator.pay({ callback_url: `${appUrl}/fpx/callback`, redirect_url: `${appUrl}/fpx/redirect`, ...form })
+    const { result } = (await emulator.complete(exchangeNumber, outcome)) as { result: Record<string, FieldInput> }
     let delivery: (DeliveryView & { transport: string }) | undefined
     await expect
       .poll(async () => {
@@ -130,27 +144,40 @@ describe('a Next.js App Router app built with no secrets', () => {
       .toBe('delivered')
     expect(delivery?.transport).toBe('both')
     expect(delivery?.attempts.map((attempt) => attempt.status)).toEqual([200])
-    await expect.poll(() => output.filter((line) => line.includes(`handled: paid ${exchangeNumber}`)).length).toBe(1)
+    return { exchangeNumber, result }
+  }
 
-    const redirect = await fetch(`${appUrl}/api/fpx/redirect`, {
+  const handled = (line: string) => output.filter((text) => text.includes(line)).length
+
+  it("verifies the emulator's callback (fields in body and query), confirms it over the API and handles it once; the redirect, POST or GET, then goes to successUrl", async () => {
+    const { exchangeNumber, result } = await paid('approve')
+    await expect.poll(() => handled(`handled: paid ${exchangeNumber}`)).toBe(1)
+
+    const posted = await fetch(`${appUrl}/fpx/redirect`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: encodeForm(result),
       redirect: 'manual',
     })
-    expect(redirect.status).toBe(303)
-    expect(redirect.headers.get('location')).toBe('/paid')
+    const got = await fetch(`${appUrl}/fpx/redirect?${encodeForm(result)}`, { redirect: 'manual' })
+    expect([posted.status, posted.headers.get('location'), got.status, got.headers.get('location')]).toEqual([303, '/paid', 303, '/paid'])
     // The same receiver behind both routes: the redirect after the callback runs no handler again.
-    expect(output.filter((line) => line.includes(`handled: paid ${exchangeNumber}`))).toHaveLength(1)
+    expect(handled(`handled: paid ${exchangeNumber}`)).toBe(1)
+  })
+
+  it('handles a B2B1 payment awaiting approval with the payment.pending handler', async () => {
+    const { exchangeNumber, result } = await paid('pending', { model: 'B2B1' })
+    expect(result.fpx_debit_auth_code).toBe('99')
+    await expect.poll(() => handled(`handled: pending ${exchangeNumber}`)).toBe(1)
   })
 
   it('refuses a callback signed with another token with 401', async () => {
     const forged = signCallback(samplePaymentFields(), 'f'.repeat(64))
-    const response = await fetch(`${appUrl}/api/fpx/callback`, { method: 'POST', headers: { 'content-type': forged.contentType }, body: forged.body })
+    const response = await fetch(`${appUrl}/fpx/callback`, { method: 'POST', headers: { 'content-type': forged.contentType }, body: forged.body })
     expect(response.status).toBe(401)
   })
 
-  it('without the token at run time, fails the delivery with 500 (the service retries) and logs why', async () => {
+  it('without the credentials at run time, fails the delivery with 500 (the service retries) and logs why', async () => {
     const port = await freePort()
     const lines: string[] = []
     const bare = spawn(process.execPath, [NEXT, 'start', '-p', String(port), '-H', '127.0.0.1'], { cwd: APP, env: withoutSecrets(), stdio: ['ignore', 'pipe', 'pipe'] })
@@ -160,9 +187,9 @@ describe('a Next.js App Router app built with no secrets', () => {
       const url = `http://127.0.0.1:${port}`
       await answering(url)
       const delivery = signCallback(samplePaymentFields(), DEMO.checksumToken)
-      const response = await fetch(`${url}/api/fpx/callback`, { method: 'POST', headers: { 'content-type': delivery.contentType }, body: delivery.body })
+      const response = await fetch(`${url}/fpx/callback`, { method: 'POST', headers: { 'content-type': delivery.contentType }, body: delivery.body })
       expect(response.status).toBe(500)
-      await expect.poll(() => lines.join('').includes('give exactly one of checksumToken, credentials or resolveChecksumToken')).toBe(true)
+      await expect.poll(() => lines.join('').includes('credentials.uid must be a non-empty string (it is undefined)')).toBe(true)
     } finally {
       bare.kill('SIGTERM')
       await once(bare, 'exit')

@@ -2,9 +2,10 @@ import type { RequestListener } from 'node:http'
 import { Readable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
 import { fpxCallback, fpxRedirect, type WebHandler } from '../../adapters/web.js'
+import { createReceiver } from '../../src/index.js'
 import { samplePaymentFields } from '../../src/testing.js'
 import { adapterContract } from './contract.js'
-import { FORM, MAX_BODY_BYTES, oversizeBody, pendingFields, recordedReceiver, serve, signed, tampered } from './harness.js'
+import { FORM, MAX_BODY_BYTES, oversizeBody, pendingFields, recordedReceiver, serve, signed, tampered, TOKEN } from './harness.js'
 
 /** Headers that describe the Node connection, not the message; the fetch Request sets its own framing. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host'])
@@ -107,6 +108,34 @@ describe('web adapter called with Request objects', () => {
     expect(body.pulled()).toBeLessThan(20)
     expect(body.cancelled()).toBe(true)
     expect(runs).toHaveLength(0)
+  })
+
+  it("files a body stream's failure as the sender's only when the connection was cut: a platform fault is ours (500)", async () => {
+    const lines: [string, Record<string, unknown>][] = []
+    const logger = { debug() {}, info() {}, warn: (details: object) => void lines.push(['warn', details as Record<string, unknown>]), error: (details: object) => void lines.push(['error', details as Record<string, unknown>]) }
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger })
+    receiver.onAny(() => {})
+    /** A body whose first piece arrives, then the stream fails with `error`. */
+    const failing = (error: unknown) =>
+      new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode(signed().body.slice(0, 40)))
+          controller.error(error)
+        },
+      })
+    const platform = new TypeError('timer.unref is not a function')
+    const cases: [unknown, number, string][] = [
+      [platform, 500, 'internal_error'],
+      [Object.assign(new Error('aborted'), { code: 'ECONNRESET' }), 400, 'malformed_body'],
+      [new DOMException('The connection was closed.', 'AbortError'), 400, 'malformed_body'],
+    ]
+    for (const [error, status, code] of cases) {
+      const response = await fpxCallback(receiver)(request('/fpx/callback', { body: failing(error), contentType: FORM }))
+      expect([response.status, ((await response.json()) as { error: { code: string } }).error.code]).toEqual([status, code])
+    }
+    // Each cause logged: ours as an error, a cut connection as a warning (the reader's error wraps it).
+    const logged = lines.filter(([, details]) => details.err !== undefined)
+    expect(logged.map(([level, details]) => [level, (details.err as Error).cause ?? details.err])).toEqual(cases.map(([error, status]) => [status === 500 ? 'error' : 'warn', error]))
   })
 
   it('refuses other content types with 415', async () => {

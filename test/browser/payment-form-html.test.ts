@@ -68,7 +68,7 @@ describe.skipIf(skipBrowser)('paymentFormHtml in Chromium', () => {
       callback_url: `${shop}/fpx/callback`,
       redirect_url: `${shop}/fpx/redirect`,
       ...input,
-    })
+    }, { exposeAuthToken: true })
   }
 
   /** Opens the page and returns the body the browser posts to the service; the post itself is held back. */

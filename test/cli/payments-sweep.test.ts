@@ -42,7 +42,7 @@ describe('fpx-collect payments and sweep: usage', { timeout: 60_000 }, () => {
     const [noUrl, badAction, noOpen, noTarget, badLimit, help, sweepHelp, noModule] = await Promise.all([
       runCli(['payments', 'list', '--open']),
       runCli(['payments', 'drop', '--url', 'redis://127.0.0.1:1']),
-      runCli(['payments', 'list', '--url', 'redis://127.0.0.1:1']),
+      runCli(['payments', 'list', '--status', 'lost', '--url', 'redis://127.0.0.1:1']),
       runCli(['payments', 'show', '--url', 'redis://127.0.0.1:1']),
       runCli(['payments', 'list', '--open', '--limit', '0', '--url', 'redis://x']),
       runCli(['payments', '--help']),
@@ -51,10 +51,10 @@ describe('fpx-collect payments and sweep: usage', { timeout: 60_000 }, () => {
     ])
     expect(noUrl).toMatchObject({ code: 2, stderr: expect.stringContaining('set FPX_STORE_URL or pass --url') })
     expect(badAction).toMatchObject({ code: 2, stderr: expect.stringContaining('unknown payments action "drop"') })
-    expect(noOpen).toMatchObject({ code: 2, stderr: expect.stringContaining('--open') })
-    expect(noTarget).toMatchObject({ code: 2, stderr: expect.stringContaining('show needs an order_number') })
+    expect(noOpen).toMatchObject({ code: 2, stderr: expect.stringContaining('--status must be one of open, succeeded, failed, abandoned, paid_failing') })
+    expect(noTarget).toMatchObject({ code: 2, stderr: expect.stringContaining('show needs an order_number or exchange_number') })
     expect(badLimit).toMatchObject({ code: 2, stderr: expect.stringContaining('--limit') })
-    expect(help.stdout).toContain('fpx-collect payments list --open')
+    expect(help.stdout).toContain('fpx-collect payments list [--status S]')
     expect(sweepHelp.stdout).toContain('--receiver')
     expect(noModule).toMatchObject({ code: 2, stderr: expect.stringContaining('--receiver ./receiver.mjs') })
   })
@@ -95,7 +95,7 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
       "export function close() { process.stderr.write('CLOSED\\n') }",
     ])
     const result = await runCli(['sweep', '--receiver', module])
-    expect(result.stdout).toContain('due 1, lookups 1: processed 1, closed 1, abandoned 0, still open 0, skipped 0, failures 0')
+    expect(result.stdout).toBe('due 1, list pages 1 (found paid 1), lookups 0: processed 1, closed 1, abandoned 0, still open 0, skipped 1, failures 0\n')
     expect(result.stderr).toContain(`HANDLED ${input.order_number} reconcile`)
     expect(result.stderr).toContain('CLOSED')
     expect(result.code).toBe(0)
@@ -121,14 +121,36 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
     expect(closing).toMatchObject({ code: 3, stderr: expect.stringContaining('receiver close failed') })
     expect(closing.stderr).toContain('module closed')
   })
+
+  it('names each order it could not settle, with its message, and exits 3', async () => {
+    await emulator.control('/faults', { lose_results: 1 })
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, logger: false })
+    const inputs = [paymentInput(), paymentInput()]
+    for (const input of inputs) await emulator.complete((await client.createPayment(input)).exchangeNumber as string, 'approve')
+    // Both paid and lost; the merchant's fulfilment throws for the first.
+    const record = (input: { order_number: string }) =>
+      `await receiver.payments.record({ orderNumber: ${JSON.stringify(input.order_number)}, amountSen: 10020, uid: ${JSON.stringify(DEMO.uid)}, kind: 'payment', createdAt: new Date(Date.now() - 3_600_000), exchangeNumber: null, attached: {} })`
+    const module = receiverModule(join(dir, 'failing-receiver.mts'), emulator.baseUrl, { options: 'sweep: { inProcess: false }' }, [
+      ...inputs.map(record),
+      `receiver.on('payment.succeeded', (event) => { if (event.payment.orderNumber === ${JSON.stringify(inputs[0]?.order_number)}) throw new Error('fulfilment down') })`,
+    ])
+    const result = await runCli(['sweep', '--receiver', module])
+    expect(result.code).toBe(3)
+    expect(result.stdout).toBe(
+      'due 2, list pages 1 (found paid 2), lookups 0: processed 1, closed 1, abandoned 0, still open 1, skipped 2, failures 1\n' +
+        `  failing: order ${inputs[0]?.order_number}: a payment.succeeded handler failed; the claim was released so the next delivery runs it again\n`,
+    )
+    const json = JSON.parse((await runCli(['sweep', '--receiver', module, '--json'])).stdout) as { failing: unknown[] }
+    expect(json.failing).toEqual([{ orderNumber: inputs[0]?.order_number, message: expect.stringContaining('handler failed') }])
+  })
 })
 
 describe.skipIf(!available)('fpx-collect payments and sweep: against the stores', { timeout: 90_000 }, () => {
   const { pool, redis, prefix, cases } = cliStores('payments')
 
   for (const [name, store, where] of cases)
-    it(`${name}: lists the open payments oldest first, shows one with its timeline`, async () => {
-      const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: store(), logger: false as never })
+    it(`${name}: lists the open payments newest first, shows one with its timeline`, async () => {
+      const receiver = createReceiver({ signatureOnly: true, checksumToken: DEMO.checksumToken, store: store(), logger: false as never })
       const orders = [`OLD-${randomUUID()}`, `NEW-${randomUUID()}`, `PAID-${randomUUID()}`]
       const ages = [3 * 3_600_000, 5 * 60_000, 60_000]
       for (const [i, orderNumber] of orders.entries())
@@ -145,13 +167,13 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
       ])
       expect(list).toMatchObject({ code: 0, stderr: '' })
       const lines = list.stdout.trim().split('\n')
-      expect(lines[0]).toMatch(new RegExp(`^${orders[0]}  open  age 3h00m  amount 100.20  form  exchange -  lookups 0  last lookup -  next `))
-      expect(lines[1]).toMatch(new RegExp(`^${orders[1]}  open  age 5m`))
+      expect(lines[1]).toMatch(new RegExp(`^${orders[0]}  open  age 3h00m  amount 100.20  form  exchange -  buyer -  lookups 0  last lookup -  next \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d \\+08:00$`))
+      expect(lines[0]).toMatch(new RegExp(`^${orders[1]}  open  age 5m`))
       expect(lines.at(-1)).toBe('2 shown; open: 2, the oldest 3h00m old')
       const parsed = JSON.parse(json.stdout) as { summary: { open: number; oldestOpenAgeSeconds: number }; payments: { orderNumber: string }[] }
       expect(parsed.summary.open).toBe(2)
       expect(parsed.summary.oldestOpenAgeSeconds).toBeGreaterThanOrEqual(3 * 3600)
-      expect(parsed.payments.map((payment) => payment.orderNumber)).toEqual(orders.slice(0, 2))
+      expect(parsed.payments.map((payment) => payment.orderNumber)).toEqual(orders.slice(0, 2).reverse())
       expect(show).toMatchObject({ code: 0 })
       expect(show.stdout).toContain('  attached cart: C-0')
       expect(show.stdout).toMatch(/created {2}client {2}- {2}payment form built by the client/)
@@ -172,7 +194,7 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
     await emulator.control('/faults', { lose_results: 1 })
     const sweepPrefix = `${prefix}sweep:`
     // This process is the shop's web server: it records the payment in the shared store as it creates it.
-    const web = createReceiver({ checksumToken: DEMO.checksumToken, store: redisStore({ client: redis, prefix: sweepPrefix, inspect: false }), sweep: false, logger: false as never })
+    const web = createReceiver({ signatureOnly: true, checksumToken: DEMO.checksumToken, store: redisStore({ client: redis, prefix: sweepPrefix, inspect: false }), sweep: false, logger: false as never })
     const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: web, logger: false })
     const input = paymentInput()
     const created = await client.createPayment(input)
@@ -183,7 +205,7 @@ describe.skipIf(!available)('fpx-collect payments and sweep: against the stores'
     })
     await new Promise((resolve) => setTimeout(resolve, 5))
     const result = await runCli(['sweep', '--receiver', module])
-    expect(result.stdout, result.stderr).toContain('due 1, lookups 1: processed 1, closed 1')
+    expect(result.stdout, result.stderr).toContain('due 1, list pages 1 (found paid 1), lookups 0: processed 1, closed 1')
     expect(result.stderr).toContain(`HANDLED ${input.order_number}`)
     expect(result.code).toBe(0)
     expect(await web.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', exchangeNumber: created.exchangeNumber })

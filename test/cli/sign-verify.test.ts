@@ -82,9 +82,34 @@ describe('fpx-collect sign', () => {
     const args = Object.entries(request).flatMap(([name, value]) => ['--field', `${name}=${value}`])
     const result = await runCli(['sign', '--request', ...args], { env })
     expect(result.stdout).toBe(`${requestChecksum(request, TOKEN)}\n`)
-    const missing = await runCli(['sign', '--request', '--field', 'order_number=1'], { env })
-    expect(missing.code).toBe(2)
-    expect(missing.stderr).toContain('buyer_email')
+  })
+
+  it('--request names every missing and every invalid field in one run', async () => {
+    const file = join(dir, 'request.json')
+    writeFileSync(file, JSON.stringify({ order_number: 'ORD-3', transaction_amount: 100.2, buyer_email: 'not-an-address', callback_url: 'ftp://shop.test/cb' }))
+    const result = await runCli(['sign', '--request', '--fields', file, '--field', 'buyer_name=Line one\nline two'], { env })
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe('')
+    const lines = result.stderr.split('\n').filter((line) => line.startsWith('  ')).map((line) => line.trim())
+    expect(lines).toEqual([
+      'buyer_email: must be an e-mail address',
+      'buyer_name: must be one line of text without control characters',
+      'buyer_phone: is required',
+      'callback_url: must be an absolute http or https URL',
+      'product_description: is required',
+      'transaction_amount: must be text',
+      'uid: is required',
+    ])
+    expect(result.stderr).toContain("the payment request's signed fields need fixing (7)")
+    expect(result.stderr).toContain('fpx-collect sign --help')
+  })
+
+  it('--request signs what the emulator takes: an empty buyer_phone, an amount without decimals, no URLs', async () => {
+    const request = { buyer_email: 'a@example.com', buyer_name: 'A', buyer_phone: '', order_number: 'ORD-4', product_description: 'Tea', transaction_amount: '200', uid: 'u-1' }
+    const args = Object.entries(request).flatMap(([name, value]) => ['--field', `${name}=${value}`])
+    const result = await runCli(['sign', '--request', ...args], { env })
+    expect(result.code, result.stderr).toBe(0)
+    expect(result.stdout).toBe(`${requestChecksum(request, TOKEN)}\n`)
   })
 
   it('exits 2 without a Checksum Token, and never prints the token', async () => {

@@ -15,7 +15,7 @@ let url: string
 
 beforeAll(async () => {
   // A merchant's callback route: the real receiver, knowing only UID's Checksum Token.
-  const receiver = createReceiver({ credentials: [{ uid: UID, checksumToken: TOKEN }] })
+  const receiver = createReceiver({ signatureOnly: true, credentials: [{ uid: UID, checksumToken: TOKEN }] })
   receiver.on('payment.succeeded', (event) => void events.push(event))
   receiver.on('payment.failed', (event) => void events.push(event))
   receiver.on('payment.pending', (event) => void events.push(event))

@@ -82,7 +82,7 @@ function directForm(amount: string): Record<string, string> {
 
 describe('buildPaymentForm amounts', () => {
   it('puts 200 in the form as 200.00, and the browser post is accepted', async () => {
-    const form = demoClient(emulator).buildPaymentForm(paymentInput({ transaction_amount: 200 }))
+    const form = demoClient(emulator).buildPaymentForm(paymentInput({ transaction_amount: 200 }), { exposeAuthToken: true })
     expect(form.fields.transaction_amount).toBe('200.00')
     expect(form.fields.checksum).toBe(independentChecksum(new URLSearchParams(form.fields)))
     const response = await fetch(form.action, {

@@ -18,7 +18,7 @@ async function postForm(action: string, fields: Readonly<Record<string, string>>
 describe('buildPaymentForm', () => {
   it('signs a merchant payment that the service accepts when the browser posts it', async () => {
     const input = paymentInput({ callback_url: 'https://shop.example/fpx/callback', params: { reference1_label: 'Cart', reference1: 'C-1' }, model: 'B2C', fpx_bank_selection: 'grid' })
-    const form = demoClient(emulator).buildPaymentForm(input)
+    const form = demoClient(emulator).buildPaymentForm(input, { exposeAuthToken: true })
     expect(form).toMatchObject({ action: `${emulator.baseUrl}/v1/payments`, method: 'POST' })
     expect(form.fields).toMatchObject({ token: DEMO.authToken, uid: DEMO.uid, 'params[reference1]': 'C-1', fpx_bank_selection: 'grid' })
     const signed = { ...input, uid: DEMO.uid, redirect_url: null } as Parameters<typeof requestChecksum>[0]
@@ -34,12 +34,25 @@ describe('buildPaymentForm', () => {
   })
 
   it('adds partner_uid for the partner variant, and the service records it', async () => {
-    const form = demoClient(emulator, { partnerUid: PARTNER.partnerUid }).buildPaymentForm(paymentInput())
+    const form = demoClient(emulator, { partnerUid: PARTNER.partnerUid }).buildPaymentForm(paymentInput(), { exposeAuthToken: true })
     expect(form.fields).toMatchObject({ partner_uid: PARTNER.partnerUid, uid: DEMO.uid })
     const response = await postForm(form.action, form.fields)
     expect(response.status).toBe(200)
     const record = (await (await emulator.control(`/payments/${response.headers.get('x-exchange-number')}`)).json()) as Record<string, unknown>
     expect(record.partner_uid).toBe(PARTNER.partnerUid)
+  })
+
+  it("refuses to build the form unless the caller says the buyer's page may hold the Auth Token", () => {
+    const client = demoClient(emulator)
+    // @ts-expect-error the type requires the option, so TypeScript callers learn it before running
+    expect(() => client.buildPaymentForm(paymentInput())).toThrow(TypeError)
+    // The run-time check is for JavaScript callers and casts.
+    for (const options of [undefined, null, {}, { attach: {} }, { exposeAuthToken: false }, { exposeAuthToken: 'true' }]) {
+      const build = () => client.buildPaymentForm(paymentInput(), options as never)
+      expect(build, JSON.stringify(options)).toThrow(TypeError)
+      expect(build).toThrow(/Auth Token in the buyer's page.*transaction list.*createPayment.*nextUrl.*\{ exposeAuthToken: true \}/)
+    }
+    expect(client.buildPaymentForm(paymentInput(), { exposeAuthToken: true }).fields.token).toBe(DEMO.authToken)
   })
 })
 

@@ -32,14 +32,14 @@ const PHONES = ['', '0123456789', '012-345 6789', '+60 12-345 6789', '+601234567
 
 describe('buyer_phone on payments', () => {
   it.each(PHONES)('signs and sends %j unchanged', (phone) => {
-    const form = demoClient(emulator).buildPaymentForm(paymentInput({ buyer_phone: phone }))
+    const form = demoClient(emulator).buildPaymentForm(paymentInput({ buyer_phone: phone }), { exposeAuthToken: true })
     expect(form.fields.buyer_phone).toBe(phone)
     expect(form.fields.checksum).toBe(independentChecksum(form.fields))
   })
 
   it('sends an empty buyer_phone when none is given', () => {
     const { buyer_phone: _left, ...input } = paymentInput()
-    const form = demoClient(emulator).buildPaymentForm(input)
+    const form = demoClient(emulator).buildPaymentForm(input, { exposeAuthToken: true })
     expect(form.fields).toHaveProperty('buyer_phone', '')
     expect(form.fields.checksum).toBe(independentChecksum(form.fields))
   })
@@ -57,15 +57,15 @@ describe('buyer_phone on payment sessions', () => {
 
 describe('partner_uid', () => {
   it("sends the merchant's own uid as partner_uid without refusing it", () => {
-    const form = demoClient(emulator).buildPaymentForm(paymentInput({ partner_uid: DEMO.uid }))
+    const form = demoClient(emulator).buildPaymentForm(paymentInput({ partner_uid: DEMO.uid }), { exposeAuthToken: true })
     expect([form.fields.partner_uid, form.fields.uid]).toEqual([DEMO.uid, DEMO.uid])
     expect(form.fields.checksum).toBe(independentChecksum(form.fields))
   })
 
   it("reads an empty input partner_uid as not given: the client's partnerUid applies", () => {
-    const form = demoClient(emulator, { partnerUid: PARTNER.partnerUid }).buildPaymentForm(paymentInput({ partner_uid: '' }))
+    const form = demoClient(emulator, { partnerUid: PARTNER.partnerUid }).buildPaymentForm(paymentInput({ partner_uid: '' }), { exposeAuthToken: true })
     expect(form.fields.partner_uid).toBe(PARTNER.partnerUid)
-    expect(demoClient(emulator).buildPaymentForm(paymentInput({ partner_uid: '' })).fields).not.toHaveProperty('partner_uid')
+    expect(demoClient(emulator).buildPaymentForm(paymentInput({ partner_uid: '' }), { exposeAuthToken: true }).fields).not.toHaveProperty('partner_uid')
   })
 
   it('leaves a foreign partner_uid to the service, whose 403 comes back typed', async () => {

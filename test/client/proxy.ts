@@ -6,6 +6,8 @@ export interface FaultyProxy {
   readonly baseUrl: string
   /** Requests that reached the proxy, as "METHOD /path". */
   readonly requests: string[]
+  /** Passes every later request through. */
+  heal(): void
   close(): Promise<void>
 }
 
@@ -15,9 +17,11 @@ export interface FaultyProxy {
  */
 export async function faultyProxy(target: string, failures: number, status: number | 'hang', headers: Record<string, string> = {}): Promise<FaultyProxy> {
   const requests: string[] = []
+  let failing = failures
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     requests.push(`${req.method} ${req.url}`)
-    if (requests.length <= failures) {
+    if (failing > 0) {
+      failing--
       if (status === 'hang') return
       res.writeHead(status, { 'content-type': 'application/json', ...headers })
       res.end(JSON.stringify({ error: 'the proxy says no', code: 'proxy_fault' }))
@@ -42,6 +46,9 @@ export async function faultyProxy(target: string, failures: number, status: numb
   return {
     baseUrl: `http://127.0.0.1:${port}/api`,
     requests,
+    heal: () => {
+      failing = 0
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections()

@@ -17,7 +17,7 @@ beforeAll(async () => {
   // One attempt per callback, so a refused callback is given up at once.
   emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
   client = demoClient(emulator)
-  receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+  receiver = createReceiver({ signatureOnly: true, checksumToken: DEMO.checksumToken })
   for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void handled.push(event))
   // A port that was just closed: the callback's connection is refused, as during a deploy.
   const closed = await faultyProxy(emulator.url, 0, 500)

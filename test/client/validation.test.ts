@@ -33,7 +33,7 @@ const withoutField = (name: keyof PaymentInput): PaymentInput =>
 
 describe('payment input', () => {
   it.each(['order_number', 'buyer_name', 'buyer_email', 'transaction_amount', 'product_description'] as const)('requires %s', async (name) => {
-    expect(await fieldsOf(() => client.buildPaymentForm(withoutField(name)))).toEqual({ [name]: 'is required' })
+    expect(await fieldsOf(() => client.buildPaymentForm(withoutField(name), { exposeAuthToken: true }))).toEqual({ [name]: 'is required' })
     expect(await fieldsOf(() => client.createPayment(withoutField(name)))).toHaveProperty(name)
   })
 
@@ -52,31 +52,31 @@ describe('payment input', () => {
     [Number.NaN, /must be a number or a decimal as text/],
     [Number.POSITIVE_INFINITY, /must be a number or a decimal as text/],
   ])('refuses the amount %j, naming the field', async (amount, problem) => {
-    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ transaction_amount: amount })))
+    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ transaction_amount: amount }), { exposeAuthToken: true }))
     expect(Object.keys(fields)).toEqual(['transaction_amount'])
     expect(fields.transaction_amount).toMatch(problem)
     expect(Object.keys(await fieldsOf(() => client.createPaymentSession({ transaction_amount: amount })))).toEqual(['transaction_amount'])
   })
 
   it('refuses an amount that is neither text nor a number', async () => {
-    expect(await fieldsOf(() => client.buildPaymentForm(paymentInput({ transaction_amount: true as unknown as string })))).toEqual({
+    expect(await fieldsOf(() => client.buildPaymentForm(paymentInput({ transaction_amount: true as unknown as string }), { exposeAuthToken: true }))).toEqual({
       transaction_amount: 'must be a number or a decimal as text, such as 100.20',
     })
   })
 
   it('keeps the buyer_email and buyer_name checks', async () => {
-    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ buyer_email: 'aisyah@', buyer_name: 'Nur\nAisyah' })))
+    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ buyer_email: 'aisyah@', buyer_name: 'Nur\nAisyah' }), { exposeAuthToken: true }))
     expect(fields).toEqual({ buyer_email: 'must be an e-mail address', buyer_name: 'must be one line of text without control characters' })
   })
 
   it('allows 18 params pairs, and other keys as the service takes them; names a key a form cannot send', async () => {
     const params: Record<string, string> = {}
     for (let n = 1; n <= 18; n++) Object.assign(params, { [`reference${n}_label`]: `Label ${n}`, [`reference${n}`]: `Value ${n}` })
-    expect(client.buildPaymentForm(paymentInput({ params })).fields['params[reference18]']).toBe('Value 18')
+    expect(client.buildPaymentForm(paymentInput({ params }), { exposeAuthToken: true }).fields['params[reference18]']).toBe('Value 18')
     // The emulator keeps these with a warning (docs/emulator.md: a public Laravel library sends params[selected_item]).
-    const more = client.buildPaymentForm(paymentInput({ params: { ...params, reference19: 'x', selected_item: 'Blue mug' } })).fields
+    const more = client.buildPaymentForm(paymentInput({ params: { ...params, reference19: 'x', selected_item: 'Blue mug' } }), { exposeAuthToken: true }).fields
     expect([more['params[reference19]'], more['params[selected_item]']]).toEqual(['x', 'Blue mug'])
-    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ params: { 'a]b': 'x', '': 'y' } })))
+    const fields = await fieldsOf(() => client.buildPaymentForm(paymentInput({ params: { 'a]b': 'x', '': 'y' } }), { exposeAuthToken: true }))
     expect(Object.keys(fields).sort()).toEqual(['params[]', 'params[a]b]'])
   })
 
@@ -87,6 +87,7 @@ describe('payment input', () => {
         params: { reference01: 'first' },
         shipping_address: { contact_phone_number: '+60 12-345 6789 ext. 1234', line2: '', postcode: '50450' },
       }),
+      { exposeAuthToken: true },
     )
     expect(form.fields).toMatchObject({ redirect_post: 'true', 'params[reference01]': 'first', 'shipping_address[line2]': '', 'shipping_address[contact_phone_number]': '+60 12-345 6789 ext. 1234' })
     expect(calls).toEqual([])
@@ -94,7 +95,7 @@ describe('payment input', () => {
 
   it('still names a wrong redirect_post, address value or params value', async () => {
     const fields = await fieldsOf(() =>
-      client.buildPaymentForm(paymentInput({ redirect_post: 'yes' as 'true', billing_address: { line1: 'a\nb' }, params: { reference1: 'x'.repeat(256) } })),
+      client.buildPaymentForm(paymentInput({ redirect_post: 'yes' as 'true', billing_address: { line1: 'a\nb' }, params: { reference1: 'x'.repeat(256) } }), { exposeAuthToken: true }),
     )
     expect(fields).toEqual({
       redirect_post: 'must be true or false',
@@ -112,7 +113,7 @@ describe('payment input', () => {
       buyer_email: 'aisyah.example.com',
       shipping_address: { line1: 'Jalan 1', country: 'MY' } as never,
     })
-    const fields = await fieldsOf(() => client.buildPaymentForm(input))
+    const fields = await fieldsOf(() => client.buildPaymentForm(input, { exposeAuthToken: true }))
     expect(Object.keys(fields).sort()).toEqual(['buyer_email', 'callback_url', 'fpx_bank_selection', 'model', 'redirect_url', 'shipping_address'])
     expect(fields.model).toBe('must be B2C or B2B1')
     expect(fields.fpx_bank_selection).toBe('must be dropdown or grid')
@@ -164,7 +165,7 @@ describe('other inputs', () => {
     // URL parsing resolves dot segments: `.../merchant_reference_number/..` would ask for another resource.
     expect(await fieldsOf(() => client.paymentStatusByReference('..'))).toHaveProperty('merchant_reference_number')
     expect(await fieldsOf(() => client.paymentStatus('.'))).toHaveProperty('order_number')
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: DEMO.checksumToken })
     expect(await fieldsOf(() => reconcile({ client, receiver, from: '2026-13-01', to: '2026-03-01' }))).toHaveProperty('from')
     expect(await fieldsOf(() => reconcile({ client, receiver, from: '2026-03-02', to: '2026-03-01' }))).toHaveProperty('to')
   })

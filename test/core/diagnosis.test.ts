@@ -91,7 +91,7 @@ describe('the diagnosis of a refused checksum', () => {
   })
 
   it('is rationed to diagnosisPerSecond, and off with 0', async () => {
-    const receiver = createReceiver({ checksumToken: `${TOKEN} `, diagnosisPerSecond: 1, store: memoryStore() })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: `${TOKEN} `, diagnosisPerSecond: 1, store: memoryStore() })
     const body = signCallback(samplePaymentFields(), TOKEN).body
     const verdicts: (string | undefined)[] = []
     for (let i = 0; i < 3; i++)
@@ -100,14 +100,14 @@ describe('the diagnosis of a refused checksum', () => {
     const off = await refusal({ body, contentType: FORM }, { checksumToken: `${TOKEN} `, diagnosisPerSecond: 0 })
     expect(off.code).toBe('checksum_mismatch')
     expect(off.diagnosis).toBeUndefined()
-    expect(() => createReceiver({ checksumToken: TOKEN, diagnosisPerSecond: -1 })).toThrow(TypeError)
+    expect(() => createReceiver({ signatureOnly: true, checksumToken: TOKEN, diagnosisPerSecond: -1 })).toThrow(TypeError)
   })
 
   it('reaches the log line, response.error and the timeline, never the answer sent back', async () => {
     const lines: string[] = []
     const record = (level: string) => (details: object, message: string) => void lines.push(`${level} ${message} ${JSON.stringify(details)}`)
     const logger: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') }
-    const receiver = createReceiver({ checksumToken: `${TOKEN}\u200b`, logger })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: `${TOKEN}\u200b`, logger })
     const fields = samplePaymentFields()
     const signed = signCallback(fields, TOKEN)
     const response = await receiver.handle({ kind: 'callback', body: signed.body, contentType: signed.contentType })

@@ -12,7 +12,7 @@ type Format = (typeof FORMATS)[number]
 type Entry = readonly [string, string]
 
 // Arbitrary names sort before exchange_number, and nothing here is a service address: parsing is the subject.
-const receiver = createReceiver({ checksumToken: TOKEN, unpinnedResults: 'accept' })
+const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
 
 /**
  * One character of a name or value: the characters form encoding and the signed string care about, code points

@@ -14,13 +14,13 @@ describe('signerUid', () => {
   it('names the set whose own token verified the result, and none when two sets share that token', async () => {
     const signed = signCallback(samplePaymentFields({ uid: 'u-a' }), A)
     const delivery = { body: signed.body, contentType: signed.contentType }
-    const own = createReceiver({ credentials: [{ uid: 'u-a', checksumToken: A }, { uid: 'u-b', checksumToken: B }], logger: false as never })
+    const own = createReceiver({ signatureOnly: true, credentials: [{ uid: 'u-a', checksumToken: A }, { uid: 'u-b', checksumToken: B }], logger: false as never })
     expect((await own.verify(delivery)).signerUid).toBe('u-a')
-    const shared = createReceiver({ credentials: [{ uid: 'u-a', checksumToken: A }, { uid: 'u-b', checksumToken: A }], logger: false as never })
+    const shared = createReceiver({ signatureOnly: true, credentials: [{ uid: 'u-a', checksumToken: A }, { uid: 'u-b', checksumToken: A }], logger: false as never })
     const verified = await shared.verify(delivery)
     expect(verified.credential?.uid).toBe('u-a')
     expect(verified.signerUid).toBeUndefined()
-    const resolved = createReceiver({ resolveChecksumToken: async (uid: string) => (uid === 'u-a' ? A : B), logger: false as never })
+    const resolved = createReceiver({ signatureOnly: true, resolveChecksumToken: async (uid: string) => (uid === 'u-a' ? A : B), logger: false as never })
     expect((await resolved.verify(delivery)).signerUid).toBe('u-a')
   })
 })

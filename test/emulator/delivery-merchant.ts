@@ -25,7 +25,7 @@ export interface Merchant {
 }
 
 export async function startMerchant(): Promise<Merchant> {
-  const receiver = createReceiver({ credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
+  const receiver = createReceiver({ signatureOnly: true, credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
   const events: PaymentEvent[] = []
   const callbacks: { code: string; status: number }[] = []
   for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void events.push(event))

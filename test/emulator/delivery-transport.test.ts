@@ -19,6 +19,7 @@ interface Received {
 
 const received: Received[] = []
 let answer = 200
+let location = '/thank-you'
 let server: Server
 let base: string
 
@@ -28,7 +29,7 @@ beforeAll(async () => {
     req.on('data', (chunk: Buffer) => chunks.push(chunk))
     req.on('end', () => {
       received.push({ url: req.url ?? '', body: Buffer.concat(chunks).toString('utf8'), contentType: req.headers['content-type'] })
-      res.writeHead(answer, answer >= 300 && answer < 400 ? { location: '/thank-you' } : {}).end(answer < 300 ? 'OK' : '')
+      res.writeHead(answer, answer >= 300 && answer < 400 ? { location } : {}).end(answer < 300 ? 'OK' : '')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -38,6 +39,7 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 afterEach(() => {
   received.length = 0
   answer = 200
+  location = '/thank-you'
 })
 
 const FAST = { attempts: 3, initialDelayMs: 5, maxDelayMs: 10, timeoutMs: 5000 }
@@ -75,11 +77,28 @@ describe('what acknowledges a callback', () => {
       const { exchangeNumber, delivery } = await deliver(emulator, '/?wc-api=securepay')
       expect(delivery.state).toBe('delivered')
       expect(received).toHaveLength(1)
-      const message = 'callback_url answered 302 (a redirect); counted as delivered, as 2xx would be'
+      const message =
+        'callback_url answered 302 (a redirect to /thank-you); counted as delivered only because a 3xx is tolerated outside strict mode ' +
+        '(delivery.redirectCountsAsDelivered). A callback route should answer 2xx: a 3xx may mean the route sits behind a log-in ' +
+        'redirect and never handled the result'
       expect(delivery.warnings).toEqual([message])
       const { warnings } = (await (await emulator.control(`/warnings?exchange_number=${exchangeNumber}`)).json()) as { warnings: Record<string, unknown>[] }
       expect(warnings).toEqual([expect.objectContaining({ source: 'delivery', where: `callback ${String(delivery.id)}`, message })])
       expect(logged.some((line) => line.includes(message))).toBe(true)
+    })
+  })
+
+  it("a route behind a log-in redirect: the emulator's log names the page, never the query that may quote the result", async () => {
+    await withEmulator({ delivery: FAST }, async (emulator, logged) => {
+      answer = 303
+      location = `${base}/login?next=${encodeURIComponent('/fpx/callback?exchange_number=X&checksum=abc')}`
+      const { exchangeNumber, delivery } = await deliver(emulator, '/fpx/callback')
+      expect(delivery.state).toBe('delivered')
+      const line = logged.find((entry) => entry.includes(exchangeNumber))
+      expect(line).toContain('fpx-collect emulator: warning: callback_url answered 303 (a redirect to /login)')
+      expect(line).toContain('may mean the route sits behind a log-in redirect and never handled the result')
+      expect(line).toContain('counted as delivered only because a 3xx is tolerated')
+      expect(line).not.toContain('next=')
     })
   })
 

@@ -7,7 +7,7 @@ import { DEMO } from './harness.js'
  * A buyer's journey through the hosted pages by plain form posts, as a browser without scripts would make them:
  * bank selection → simulated bank → the self-submitting form back to the merchant, and the callback beside it.
  */
-const receiver = createReceiver({ credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
+const receiver = createReceiver({ signatureOnly: true, credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
 
 const { emulator, merchant } = await emulatorWithMerchant({ delivery: { initialDelayMs: 5, maxDelayMs: 20 } })
 

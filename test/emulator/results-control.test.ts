@@ -13,7 +13,7 @@ beforeAll(async () => {
 })
 afterAll(() => emulator.stop())
 
-const receiver = createReceiver({ credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
+const receiver = createReceiver({ signatureOnly: true, credentials: [{ uid: DEMO.uid, checksumToken: DEMO.checksumToken }] })
 
 /** Posts nothing: hands the signed fields, form-encoded as the service posts them, to the receiver's verify(). */
 async function verify(fields: Record<string, FieldInput>) {

@@ -50,7 +50,7 @@ async function keptWithWarning(fields: Record<string, string>, message: string):
   expect((await describePayment(lenient, exchangeNumber)).warnings).toEqual([message])
   expect(logged.some((line) => line.includes(message) && line.includes(exchangeNumber))).toBe(true)
   const { result } = (await lenient.complete(exchangeNumber, 'approve')) as { result: Record<string, unknown> }
-  const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+  const receiver = createReceiver({ signatureOnly: true, checksumToken: DEMO.checksumToken })
   // A state no handler listens to is answered 503 no_handler: this one checks verification.
   receiver.onAny(() => {})
   const answer = await receiver.handle({ kind: 'callback', body: encodeForm(result as Record<string, FieldInput>), contentType: 'application/x-www-form-urlencoded' })

@@ -26,12 +26,14 @@ const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL ?? 'postgr
 if (settings.kind === 'postgres') store = postgresStore({ client: pool, table: settings.table, transactional: true })
 else store = redisStore({ client: new Redis(settings.url), prefix: settings.prefix }) as ReceiverStore<undefined>
 
-const receiver = createReceiver<pg.PoolClient | undefined>({ checksumToken: settings.token, store, leaseMs: settings.leaseMs, inbox: { pollMs: 50 } })
+const receiver = createReceiver<pg.PoolClient | undefined>({ signatureOnly: true, checksumToken: settings.token, store, leaseMs: settings.leaseMs, inbox: { work: false } })
 receiver.on('payment.succeeded', async (event) => {
   const db = event.transaction ?? pool
   await db.query(`INSERT INTO "${settings.ledger}" (id, pid) VALUES ($1, $2)`, [event.id, process.pid])
   process.send?.({ type: 'in-handler', pid: process.pid })
   await new Promise(() => {})
 })
+// A worker process as docs/inbox.md describes it: it takes no deliveries, so it starts its worker itself.
+receiver.inbox.work({ pollMs: 50 })
 process.send?.({ type: 'ready' })
 process.on('disconnect', () => process.exit(0))

@@ -51,7 +51,7 @@ describe.skipIf(!available)('inbox: a worker SIGKILLed in the middle of a handle
   async function scenario(kind: 'postgres' | 'redis', store: () => ReceiverStore<pg.PoolClient | undefined>) {
     await pool.query(`CREATE TABLE IF NOT EXISTS "${ledger}" (id text NOT NULL, pid int NOT NULL)`)
     // This process only accepts until the worker is dead; then it takes the work over.
-    const survivor = createReceiver<pg.PoolClient | undefined>({ checksumToken: TOKEN, store: store(), leaseMs: LEASE_MS, inbox: { work: false } })
+    const survivor = createReceiver<pg.PoolClient | undefined>({ signatureOnly: true, checksumToken: TOKEN, store: store(), leaseMs: LEASE_MS, inbox: { work: false } })
     const runs: string[] = []
     survivor.on('payment.succeeded', async (event) => {
       await (event.transaction ?? pool).query(`INSERT INTO "${ledger}" (id, pid) VALUES ($1, $2)`, [event.id, process.pid])

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createReceiver, memoryStore } from '../../src/index.js'
@@ -10,18 +11,18 @@ const available = await serviceAvailable('PostgreSQL', DATABASE_URL)
 
 describe('inbox mode options', () => {
   it('refuses the memory store, which would lose what it acknowledged, and bad settings', async () => {
-    expect(() => createReceiver({ checksumToken: TOKEN, inbox: {} })).toThrow(/inbox mode needs a durable store/)
-    expect(() => createReceiver({ checksumToken: TOKEN, store: memoryStore(), inbox: {} })).toThrow(/memory store keeps nothing/)
+    expect(() => createReceiver({ checksumToken: TOKEN, signatureOnly: true, inbox: {} })).toThrow(/inbox mode needs a durable store/)
+    expect(() => createReceiver({ checksumToken: TOKEN, signatureOnly: true, store: memoryStore(), inbox: {} })).toThrow(/memory store keeps nothing/)
     const pool = new pg.Pool({ connectionString: DATABASE_URL })
     const store = postgresStore({ client: pool })
-    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { maxAttempts: 0, work: false } })).toThrow(/maxAttempts/)
-    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { backoff: { baseMs: 100, maxMs: 10 }, work: false } })).toThrow(/maxMs/)
-    expect(() => createReceiver({ checksumToken: TOKEN, store, inbox: { concurrency: 1.5, work: false } })).toThrow(/concurrency/)
+    expect(() => createReceiver({ checksumToken: TOKEN, signatureOnly: true, store, inbox: { maxAttempts: 0, work: false } })).toThrow(/maxAttempts/)
+    expect(() => createReceiver({ checksumToken: TOKEN, signatureOnly: true, store, inbox: { backoff: { baseMs: 100, maxMs: 10 }, work: false } })).toThrow(/maxMs/)
+    expect(() => createReceiver({ checksumToken: TOKEN, signatureOnly: true, store, inbox: { concurrency: 1.5, work: false } })).toThrow(/concurrency/)
     await pool.end()
   })
 
   it('says so when receiver.inbox is used without inbox mode', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true })
     expect(() => receiver.inbox.work()).toThrow(/created without `inbox`/)
     expect(() => receiver.inbox.list()).toThrow(/created without `inbox`/)
     await expect(receiver.inbox.stop()).resolves.toBeUndefined()
@@ -49,6 +50,37 @@ describe.skipIf(!available)('PostgreSQL inbox', () => {
     }
     return { pool, close }
   }
+
+  it('retries one (exchange_number, state) when pending or dead, and leaves it alone while a worker holds it', async () => {
+    const { pool, close } = newPool()
+    try {
+      const queue = postgresStore({ client: pool, table: tables[0] }).openInbox()
+      const entry = (exchangeNumber: string) =>
+        ({ exchangeNumber, state: 'succeeded', source: 'callback', orderNumber: null, fields: '{}', rendering: 'plain' }) as const
+      const [pending, dead, leased] = [`EX-${randomUUID()}`, `EX-${randomUUID()}`, `EX-${randomUUID()}`]
+      for (const ex of [pending, dead, leased]) expect(await queue.enqueue(entry(ex))).toBe('queued')
+      const owner = `test-${randomUUID()}`
+      const taken = (await queue.take(owner, 100, 60_000)).filter((item) => [pending, dead, leased].includes(item.exchangeNumber))
+      expect(taken).toHaveLength(3)
+      for (const item of taken) {
+        if (item.exchangeNumber === pending) await queue.fail(item, { error: 'x', delayMs: 60_000, dead: false })
+        if (item.exchangeNumber === dead) await queue.fail(item, { error: 'x', delayMs: 0, dead: true })
+      }
+      const one = (exchangeNumber: string) => queue.retry({ exchangeNumber, state: 'succeeded' })
+      expect([await one(pending), await one(dead), await one(leased)]).toEqual([1, 1, 0])
+      const [waiting, revived, held] = (await Promise.all([pending, dead, leased].map((ex) => queue.show(ex)))).map((items) => items[0])
+      expect(waiting).toMatchObject({ status: 'pending', attempts: 1 })
+      expect(waiting?.nextAttemptAt?.getTime()).toBeLessThanOrEqual(Date.now() + 1000)
+      expect(revived).toMatchObject({ status: 'pending', attempts: 0 })
+      expect(held?.leasedUntil).not.toBeNull()
+      // Emptied again, so that no worker of the suite below finds them.
+      for (const item of taken.filter((item) => item.exchangeNumber === leased)) await queue.finish(item)
+      for (const item of await queue.take(owner, 100, 60_000)) if ([pending, dead].includes(item.exchangeNumber)) await queue.finish(item)
+      expect((await Promise.all([pending, dead, leased].map((ex) => queue.show(ex)))).flat()).toEqual([])
+    } finally {
+      await close()
+    }
+  })
 
   inboxSuite({
     name: 'pg Pool',

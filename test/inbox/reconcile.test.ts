@@ -37,7 +37,7 @@ describe.skipIf(!available)('reconciliation feeds the inbox', () => {
     await emulator.complete(exchangeNumber as string, 'approve')
     expect((await settled(emulator, exchangeNumber as string))[0]).toMatchObject({ state: 'failed' })
 
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: postgresStore({ client: pool, table }), inbox: { pollMs: 50 } })
+    const receiver = createReceiver({ client, checksumToken: DEMO.checksumToken, store: postgresStore({ client: pool, table }), inbox: { pollMs: 50 } })
     const handled: PaymentEvent[] = []
     receiver.on('payment.succeeded', (event) => void handled.push(event))
     try {

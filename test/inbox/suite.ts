@@ -73,7 +73,7 @@ export function inboxSuite(subject: InboxSubject): void {
       const { store, close } = await subject.open()
       testClosers.push(close)
       const runs: string[] = []
-      const created = createReceiver<unknown>({ checksumToken: TOKEN, store, leaseMs: 5_000, inbox: options, logger: debugLogger })
+      const created = createReceiver<unknown>({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs: 5_000, inbox: options, logger: debugLogger })
       for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const)
         created.on(name, async (event) => {
           await handler?.(event)
@@ -92,9 +92,12 @@ export function inboxSuite(subject: InboxSubject): void {
       const response = await deliver(r, ex, 'succeeded')
       expect(response).toMatchObject({ status: 200, outcome: 'queued', body: 'OK' })
       expect(runs).toEqual([])
-      // A redelivery while the first is queued or running adds nothing.
-      expect((await deliver(r, ex, 'succeeded')).outcome).toBe('queued')
+      // A redelivery while the first is queued or running adds nothing. Awaited once the handler may return: the
+      // receiver makes a present entry due again (queue.retry), and with PGlite in transactional mode the store's
+      // one session is the running handler's until it returns.
+      const again = deliver(r, ex, 'succeeded')
       release()
+      expect((await again).outcome).toBe('queued')
       expect(await eventually(async () => runs.length === 1 && (await queue.show(ex)).length === 0)).toBe(true)
       expect(runs).toEqual([`${ex}:succeeded`])
       // After it was handled, a redelivery is queued again and found a duplicate: the handler does not run.

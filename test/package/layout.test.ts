@@ -29,11 +29,11 @@ const LAYERS: readonly (readonly string[])[] = [
   ['src/core'],
   ['src/core/result', 'src/core/request'],
   ['src/contract'],
-  ['src/stores/memory', 'src/stores/redis', 'src/stores/postgres'],
+  ['src/stores/memory', 'src/stores/redis', 'src/stores/postgres', 'src/client'],
   ['src/inbox'],
   ['src/receiver'],
   ['src/http'],
-  ['src/client', 'src/emulator'],
+  ['src/emulator', 'src/console'],
   ['src/cli'],
   ['src', 'adapters'],
 ]

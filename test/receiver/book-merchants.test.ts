@@ -51,7 +51,7 @@ describe.each(CASES)('two merchants recording one order_number ($name store, $ke
       ...options,
       store: opened.store,
       client: (credential) => apis[credential?.uid ?? DEMO.uid] as FpxClient,
-      confirm: false,
+      signatureOnly: true,
       logger: false as never,
       sweep: FAST,
     } as ReceiverOptions<unknown>)

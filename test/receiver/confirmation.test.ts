@@ -1,151 +1,131 @@
-import fc from 'fast-check'
+/**
+ * The confirmed default against the emulator: every new payment state is confirmed over the authenticated API
+ * before a handler runs; handlers get the API's record; what the API cannot confirm yet is answered so that it
+ * comes back (or, with a durable store, kept: test/stores); an order paid stays paid; `expect` checks the API's
+ * record against what the merchant asked.
+ */
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FpxClient } from '../../src/client/index.js'
-import { createReceiver, type PaymentEvent, type Receiver, type ReceiverOptions } from '../../src/index.js'
+import { answerDelivery, createReceiver, type Receiver, type ReceiverOptions, type PaymentEvent } from '../../src/index.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
-import { demoClient, DEMO, type Emulator, launch, paymentInput } from '../client/helpers.js'
-import { type CallbackCapture, captureCallbacks } from './callback-capture.js'
-import { formBody, indexOf, moved, type Pairs, renamed, signedPairs } from './rearrange.js'
+import { DEMO, FORM, type Service, service } from '../security/genuine.js'
 
-const FORM = 'application/x-www-form-urlencoded'
-const NUM_RUNS = Number(process.env.FC_RUNS ?? 25)
+let svc: Service
+beforeAll(async () => {
+  svc = await service()
+})
+afterAll(async () => {
+  await svc.stop()
+})
 
-function recorded(options: Partial<ReceiverOptions>): { receiver: Receiver; events: PaymentEvent[] } {
-  const receiver = createReceiver({ checksumToken: DEMO.checksumToken, logger: false as never, ...options } as ReceiverOptions)
+function recorded(options: Partial<ReceiverOptions> = {}): { receiver: Receiver; events: PaymentEvent[] } {
+  const receiver = createReceiver({ environment: svc.environment, credentials: DEMO, logger: false, ...options } as ReceiverOptions)
   const events: PaymentEvent[] = []
   for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void events.push(event))
   return { receiver, events }
 }
 
-const deliver = (receiver: Receiver, body: string) => receiver.handle({ kind: 'callback', body, contentType: FORM })
+const deliver = (receiver: Receiver, body: string, kind: 'callback' | 'redirect' = 'callback') => receiver.handle({ kind, body, contentType: FORM })
 
-describe('expect: what the merchant asked for', () => {
-  // Order numbers are often plain numbers, and so is payment_id, which sorts after order_number.
-  const cheap = samplePaymentFields({ order_number: '1001', payment_id: '1002', transaction_amount: '1.00', transaction_amount_received: '1.00' })
-  const orders: Record<string, { amount: string }> = { '1001': { amount: '1.00' }, '1002': { amount: '900.00' } }
-  const signed = signCallback(cheap, DEMO.checksumToken).body
-  const { pairs, checksum } = signedPairs(signed)
-  // payment_id's value moved into order_number, order_number's pushed under a name before it: exchange_number stays.
-  const replayed = formBody(moved(pairs, indexOf(pairs, 'payment_id'), 'order_number') as Pairs, checksum)
-
-  it('without it, a value moved into order_number from a field after it passes (the residual docs/security.md names)', async () => {
-    const { receiver, events } = recorded({})
-    expect((await deliver(receiver, replayed)).outcome).toBe('processed')
-    expect(events[0]!.payment.orderNumber).toBe('1002')
-  })
-
-  it('refuses that replay before any handler, and handles the genuine result', async () => {
-    const { receiver, events } = recorded({ expect: ({ orderNumber }) => orders[orderNumber] })
-    const refused = await deliver(receiver, replayed)
-    expect(refused).toMatchObject({ status: 400, outcome: 'rejected', error: { code: 'result_mismatch' } })
-    expect(refused.error?.message).toContain('transaction_amount')
-    expect((await deliver(receiver, signed)).outcome).toBe('processed')
-    expect(events.map((event) => event.payment.orderNumber)).toEqual(['1001'])
-  })
-
-  it('handles an order it does not know as before, refuses a result without an amount to compare, and answers 503 when the hook throws', async () => {
-    const unknown = recorded({ expect: () => undefined })
-    expect((await deliver(unknown.receiver, signed)).outcome).toBe('processed')
-
-    const { transaction_amount: _dropped, ...noAmount } = cheap
-    const withoutAmount = signCallback(noAmount, DEMO.checksumToken).body
-    const strict = recorded({ expect: ({ orderNumber }) => orders[orderNumber] })
-    expect(await deliver(strict.receiver, withoutAmount)).toMatchObject({ status: 400, error: { code: 'result_mismatch' } })
-
-    const fields = recorded({ expect: () => ({ fields: { buyer_email: 'someone@else.test' } }) })
-    expect(await deliver(fields.receiver, signed)).toMatchObject({ status: 400, error: { code: 'result_mismatch', message: expect.stringContaining('buyer_email') } })
-
-    const broken = recorded({ expect: () => Promise.reject(new Error('database down')) })
-    const answer = await deliver(broken.receiver, signed)
-    expect(answer).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'expect_failed' } })
-    expect(answer.headers['retry-after']).toBeDefined()
-    expect(broken.events).toHaveLength(0)
-    // Nothing was recorded as handled: the retry runs the handler once the hook answers.
-    expect([unknown.events.length, strict.events.length, fields.events.length]).toEqual([1, 0, 0])
-  })
-})
-
-describe('confirmation through the status API, against the emulator', () => {
-  let emulator: Emulator
-  let client: FpxClient
-  let capture: CallbackCapture
-
-  beforeAll(async () => {
-    capture = await captureCallbacks()
-    emulator = await launch({ delivery: { attempts: 1, initialDelayMs: 1, maxDelayMs: 1, timeoutMs: 2000 } })
-    client = demoClient(emulator)
-  })
-  afterAll(async () => {
-    await emulator.stop()
-    await capture.close()
-  })
-
-  /** A payment paid at the emulator, and the genuine callback bodies it sent (the service's, signed). */
-  async function paid(outcomes: string[], overrides: Record<string, string> = {}): Promise<{ exchangeNumber: string; orderNumber: string; bodies: string[] }> {
-    const input = paymentInput({ callback_url: capture.url, ...overrides })
-    const { exchangeNumber } = await client.createPayment(input)
-    for (const outcome of outcomes) await emulator.complete(exchangeNumber as string, outcome)
-    const bodies = await capture.bodies(exchangeNumber as string, outcomes.length)
-    expect(bodies).toHaveLength(outcomes.length)
-    return { exchangeNumber: exchangeNumber as string, orderNumber: input.order_number, bodies }
-  }
-
-  it('handles a genuine result with the API record, and refuses the order_number replay the defaults let through', async () => {
-    const { receiver, events } = recorded({ client })
-    const { orderNumber, bodies } = await paid(['approve'])
-    const { pairs, checksum } = signedPairs(bodies[0]!)
-    const replay = moved(pairs, indexOf(pairs, 'payment_id'), 'order_number')
-    expect(replay).toBeDefined()
-    expect(await deliver(receiver, formBody(replay!, checksum))).toMatchObject({ status: 400, error: { code: 'result_mismatch' } })
-    expect((await deliver(receiver, bodies[0]!)).outcome).toBe('processed')
+describe('confirmation through the status API', () => {
+  it('handles a genuine result with the API record, confirmed, and asks the API once per payment state', async () => {
+    const searches: string[] = []
+    const counting: typeof fetch = (input, init) => {
+      searches.push(String(input))
+      return fetch(input, init)
+    }
+    const { createClient } = await import('../../src/client/index.js')
+    const client = createClient({ environment: svc.environment, ...DEMO, fetch: counting })
+    const { receiver, events } = recorded({ client, checksumToken: DEMO.checksumToken, credentials: undefined } as Partial<ReceiverOptions>)
+    const genuine = await svc.pay('approve', { transaction_amount: '100.20' })
+    expect((await deliver(receiver, genuine.body)).outcome).toBe('processed')
+    for (let i = 0; i < 3; i++) expect((await deliver(receiver, genuine.body, i === 0 ? 'redirect' : 'callback')).outcome).toBe('duplicate')
     expect(events).toHaveLength(1)
-    expect(events[0]).toMatchObject({ delivery: 'callback', state: 'succeeded', payment: { orderNumber, amountSen: 10020 } })
-    // The record came from the API: it carries the list/search fields a callback may lack.
+    expect(events[0]).toMatchObject({ confirmed: true, delivery: 'callback', state: 'succeeded', payment: { orderNumber: genuine.orderNumber, amountSen: 10020 } })
+    // The record came from the API: it carries the list/search fields a callback lacks.
     expect(events[0]!.fields).toHaveProperty('interface_uid')
+    expect(searches.filter((url) => url.includes('/v1/transactions/search'))).toHaveLength(1)
   })
 
-  it('answers 503 confirmation_pending for a payment the API does not know, and the timeline says so', async () => {
-    const { receiver, events } = recorded({ client })
-    const forged = signCallback(samplePaymentFields({ exchange_number: 'EXNOTKNOWN1', order_number: 'ORD-NONE' }), DEMO.checksumToken).body
-    const answer = await deliver(receiver, forged)
+  it('answers 503 confirmation_pending for a result the API does not know, and a redirect gets a page that checks again', async () => {
+    const { receiver, events } = recorded()
+    const madeUp = signCallback(samplePaymentFields({ exchange_number: 'EXNOTKNOWN1', order_number: 'ORD-NONE' }), DEMO.checksumToken).body
+    const answer = await deliver(receiver, madeUp)
     expect(answer).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'confirmation_pending' } })
-    expect(answer.headers['retry-after']).toBeDefined()
+    expect(answer.headers['retry-after']).toBe('30')
     expect(events).toHaveLength(0)
     await receiver.flush()
-    const timeline = await receiver.timeline({ exchangeNumber: 'EXNOTKNOWN1' })
-    expect(JSON.stringify(timeline)).toContain('confirmation_pending')
+    expect(JSON.stringify(await receiver.timeline({ exchangeNumber: 'EXNOTKNOWN1' }))).toContain('confirmation_pending')
+    const page = await answerDelivery(receiver, { kind: 'redirect', body: madeUp, contentType: FORM }, {}, undefined)
+    expect(page.status).toBe(200)
+    expect(page.body).toContain('Confirming your payment')
+    expect(page.body).toMatch(/<meta http-equiv="refresh" content="3;url=\?fpx_recheck=1&#38;/)
+    expect(page.body).not.toContain('Error code')
+  })
+
+  it('answers 503 confirmation_unavailable when the API cannot be reached, naming no secret', async () => {
+    const closed = createServer((_request, response) => response.destroy())
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))
+    const baseUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/api`
+    const receiver = createReceiver({ environment: { baseUrl }, credentials: DEMO, logger: false })
+    receiver.onAny(() => {})
+    try {
+      const genuine = await svc.pay('approve')
+      const answer = await deliver(receiver, genuine.body)
+      expect(answer).toMatchObject({ status: 503, error: { code: 'confirmation_unavailable' } })
+      expect(JSON.stringify(answer)).not.toContain(DEMO.authToken)
+    } finally {
+      closed.close()
+    }
   })
 
   it('a B2B1 99 that arrives after the approval is handled as the success the API shows, once', async () => {
-    const { receiver, events } = recorded({ client })
-    const { bodies } = await paid(['pending', 'approve'], { model: 'B2B1' } as Record<string, string>)
-    expect(new URLSearchParams(bodies[0]!).get('fpx_debit_auth_code')).toBe('99')
-    expect((await deliver(receiver, bodies[0]!)).outcome).toBe('processed')
-    expect((await deliver(receiver, bodies[1]!)).outcome).toBe('duplicate')
+    const { receiver, events } = recorded()
+    const pending = await svc.pay('pending', { model: 'B2B1' })
+    const approved = await svc.approve(pending)
+    expect(pending.fields.fpx_debit_auth_code).toBe('99')
+    expect((await deliver(receiver, pending.body)).outcome).toBe('processed')
+    expect((await deliver(receiver, approved.body)).outcome).toBe('duplicate')
     expect(events.map((event) => event.state)).toEqual(['succeeded'])
   })
 
-  it('generated rearrangements never reach a handler as anything but the payment the API knows', async () => {
-    const results = [await paid(['approve'], { buyer_name: 'ORD-OTHER' }), await paid(['reject']), await paid(['pending'], { model: 'B2B1' } as Record<string, string>)]
-    const records = new Map<string, Record<string, unknown>>()
-    for (const { exchangeNumber } of results) records.set(exchangeNumber, (await client.searchTransactions('exchange_number', exchangeNumber))[0] as Record<string, unknown>)
-    const targets = ['exchange_number', 'order_number', 'payment_status', 'fpx_debit_auth_code', 'transaction_amount', 'status_url']
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...results), fc.array(fc.tuple(fc.nat({ max: 40 }), fc.constantFrom(...targets)), { minLength: 1, maxLength: 3 }), async (result, moves) => {
-        const { pairs, checksum } = signedPairs(result.bodies[0]!)
-        const variant = renamed(pairs, new Map(moves.filter(([at]) => at < pairs.length)))
-        fc.pre(variant !== undefined)
-        const { receiver, events } = recorded({ client })
-        await deliver(receiver, formBody(variant!, checksum))
-        const record = records.get(result.exchangeNumber)!
-        for (const event of events) {
-          expect(event.payment.exchangeNumber).toBe(record.exchange_number)
-          expect(event.payment.orderNumber).toBe(record.order_number)
-          expect(event.payment.amountSen).toBe(10020)
-          expect(event.payment.paid).toBe(record.payment_status)
-        }
-      }),
-      { numRuns: NUM_RUNS },
-    )
+  it('an order paid stays paid: a failed attempt delivered after its success runs no handler', async () => {
+    const { receiver, events } = recorded()
+    const order = `PAID-${Date.now()}`
+    const failedAttempt = await svc.pay('reject', { order_number: order })
+    const paidAttempt = await svc.pay('approve', { order_number: order })
+    expect((await deliver(receiver, paidAttempt.body)).outcome).toBe('processed')
+    const late = await deliver(receiver, failedAttempt.body)
+    expect([late.status, late.outcome]).toEqual([200, 'stale'])
+    expect(events.map((event) => `${event.name}:${event.payment.exchangeNumber}`)).toEqual([`payment.succeeded:${paidAttempt.exchangeNumber}`])
+    // The other way round, the failure is handled, and the success after it too: money arriving is never ignored.
+    const other = recorded()
+    const order2 = `RETRY-${Date.now()}`
+    const first = await svc.pay('reject', { order_number: order2 })
+    const second = await svc.pay('approve', { order_number: order2 })
+    expect((await deliver(other.receiver, first.body)).outcome).toBe('processed')
+    expect((await deliver(other.receiver, second.body)).outcome).toBe('processed')
+    expect(other.events.map((event) => event.name)).toEqual(['payment.failed', 'payment.succeeded'])
+  })
+})
+
+describe('expect: what the merchant asked for, checked against the API record', () => {
+  it('refuses a result the API shows with another amount, handles an order it does not know, and answers 503 when the hook throws', async () => {
+    const genuine = await svc.pay('approve', { transaction_amount: '1.00' })
+    const asked = recorded({ expect: ({ orderNumber }) => (orderNumber === genuine.orderNumber ? { amount: '900.00' } : undefined) })
+    const refused = await deliver(asked.receiver, genuine.body)
+    expect(refused).toMatchObject({ status: 400, outcome: 'rejected', error: { code: 'result_mismatch' } })
+    expect(refused.error?.message).not.toMatch(/900|1\.00/)
+    expect(asked.events).toHaveLength(0)
+
+    const unknown = recorded({ expect: () => undefined })
+    expect((await deliver(unknown.receiver, genuine.body)).outcome).toBe('processed')
+
+    const broken = recorded({ expect: () => Promise.reject(new Error('database down')) })
+    const answer = await deliver(broken.receiver, genuine.body)
+    expect(answer).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'expect_failed' } })
+    expect(answer.headers['retry-after']).toBeDefined()
+    expect(broken.events).toHaveLength(0)
   })
 })

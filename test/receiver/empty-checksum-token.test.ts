@@ -25,7 +25,7 @@ function textFields(overrides: Record<string, string | undefined> = {}): Record<
 const forged = (uid = UID_A) => independentForm(textFields({ uid }), '')
 
 function withHandlers(options: ReceiverOptions): { receiver: Receiver; events: PaymentEvent[] } {
-  const receiver = createReceiver(options)
+  const receiver = createReceiver({ signatureOnly: true, ...options } as ReceiverOptions)
   const events: PaymentEvent[] = []
   for (const name of ['payment.succeeded', 'payment.failed', 'payment.pending'] as const) receiver.on(name, (event) => void events.push(event))
   return { receiver, events }
@@ -37,11 +37,11 @@ async function refused(receiver: Receiver, kind: 'callback' | 'redirect' = 'call
 
 describe('an empty Checksum Token', () => {
   it('is refused when the receiver is made, as checksumToken or in credentials', () => {
-    expect(() => createReceiver({ checksumToken: '' })).toThrow(/checksumToken must be a non-empty string/)
-    expect(() => createReceiver({ credentials: [{ uid: UID_A, checksumToken: '' }] })).toThrow(/credentials\[0\]\.checksumToken must be a non-empty string/)
+    expect(() => createReceiver({ signatureOnly: true, checksumToken: '' })).toThrow(/checksumToken must be a non-empty string/)
+    expect(() => createReceiver({ signatureOnly: true, credentials: [{ uid: UID_A, checksumToken: '' }] })).toThrow(/credentials\[0\]\.checksumToken must be a non-empty string/)
     // One set among several: its token would be tried for every message whose uid names no set.
     expect(() =>
-      createReceiver({
+      createReceiver({ signatureOnly: true,
         credentials: [
           { uid: UID_A, checksumToken: TOKEN },
           { uid: UID_B, checksumToken: '' },
@@ -109,8 +109,8 @@ describe('an empty Checksum Token', () => {
 describe('the empty key in disguise, and a looked-up token that is not text', () => {
   it('a token of NUL characters only is refused as the empty one is, when the receiver is made', () => {
     for (const token of ['\0', '\0'.repeat(64)]) {
-      expect(() => createReceiver({ checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
-      expect(() => createReceiver({ credentials: [{ uid: UID_A, checksumToken: token }] })).toThrow(/credentials\[0\]\.checksumToken must be/)
+      expect(() => createReceiver({ signatureOnly: true, checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
+      expect(() => createReceiver({ signatureOnly: true, credentials: [{ uid: UID_A, checksumToken: token }] })).toThrow(/credentials\[0\]\.checksumToken must be/)
       expect(() => requestChecksum({ uid: UID_A, order_number: 'ORD-1' } as never, token)).toThrow(/checksumToken must be a non-empty string/)
       expect(() => createClient({ environment: 'sandbox', uid: UID_A, authToken: TOKEN, checksumToken: token })).toThrow(/checksumToken must be a non-empty string/)
     }

@@ -14,13 +14,13 @@ const FAST = { attempts: 2, initialDelayMs: 5, maxDelayMs: 10, timeoutMs: 5000 }
 
 describe.each(['body', 'query', 'both'] as const)('an emulator callback with transport %s to a callback_url with its own query', (transport) => {
   it('is verified, handled once, and the URL’s own parameters reach the handler unsigned', async () => {
-    const receiver = createReceiver({ checksumToken: DEMO.checksumToken })
+    const emulator = await launch({ log: () => {}, delivery: { ...FAST, callbackTransport: transport } })
+    const receiver = createReceiver({ environment: { baseUrl: emulator.baseUrl }, credentials: DEMO })
     const events: PaymentEvent[] = []
     receiver.on('payment.succeeded', (event) => void events.push(event))
     const app = express()
     app.post('/fpx/callback', fpxCallback(receiver))
     const shop = await serve(app)
-    const emulator = await launch({ log: () => {}, delivery: { ...FAST, callbackTransport: transport } })
     try {
       const exchangeNumber = await emulator.pay({ callback_url: `${shop.url}/fpx/callback?shop=42&securepay_return=1` })
       await emulator.complete(exchangeNumber, 'approve')

@@ -21,7 +21,7 @@ function delivery(state: PaymentState) {
 
 describe('event types', () => {
   it('narrow name, state and payment.state by the name given to on()', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     const seen: [string, string, string][] = []
     receiver.on('payment.succeeded', (event) => {
       expectTypeOf(event.name).toEqualTypeOf<'payment.succeeded'>()
@@ -49,7 +49,7 @@ describe('event types', () => {
   })
 
   it('give onAny the union, which a test of name narrows', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     const seen: string[] = []
     receiver.onAny((event) => {
       expectTypeOf(event.name).toEqualTypeOf<PaymentEventName>()
@@ -64,7 +64,7 @@ describe('event types', () => {
   })
 
   it('refuse a handler typed for another event, and keep PaymentEvent usable as the general type', () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     const onSuccess = (event: PaymentEvent<undefined, 'payment.succeeded'>) => void event.state
     receiver.on('payment.succeeded', onSuccess)
     // @ts-expect-error: a payment.succeeded handler cannot listen to payment.failed

@@ -95,14 +95,14 @@ describe('refused deliveries in the memory store', () => {
         await store.appendTimeline!(entries)
       },
     }
-    const receiver = createReceiver({ checksumToken: TOKEN, store: watched })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: watched })
     await floodAndCheck(receiver, async () => appended + claims)
     // Nothing of the flood is in the store itself.
     expect(await store.readTimeline!({ orderNumber: `ORD-FLOOD-${FLOOD - 1}` })).toEqual([])
   })
 
   it('are counted, but not kept, with timeline: false', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, timeline: false })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, timeline: false })
     await receiver.handle({ kind: 'callback', ...signCallback(samplePaymentFields(), OTHER_TOKEN) })
     expect(receiver.refusals()).toEqual({ total: 1, byCode: { checksum_mismatch: 1 }, recent: [] })
   })
@@ -131,7 +131,7 @@ describe.skipIf(!redisUp)('refused deliveries in the Redis store', () => {
 
   it('create no key, however many payments they claim', async () => {
     await admin.connect()
-    const receiver = createReceiver({ checksumToken: TOKEN, store: redisStore({ client: admin, prefix }) })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: redisStore({ client: admin, prefix }) })
     await floodAndCheck(receiver, async () => (await keys()).length)
   })
 })
@@ -147,7 +147,7 @@ describe.skipIf(!postgresUp)('refused deliveries in the PostgreSQL store', () =>
   })
 
   it('create no row, however many payments they claim', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: pool, table }) })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: postgresStore({ client: pool, table }) })
     // The tables exist once the store was first used.
     await receiver.handle({ kind: 'callback', ...signCallback(samplePaymentFields(), TOKEN) })
     await receiver.flush()

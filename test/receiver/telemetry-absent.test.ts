@@ -8,10 +8,10 @@ const SCRIPT = `
   const { samplePaymentFields, signCallback } = await import('./src/testing.ts')
   const token = 'ab'.repeat(32)
   const debug = []
-  const logger = { debug: (_d, m) => debug.push(m), info() {}, warn: (_d, m) => console.log('warn: ' + m), error: (_d, m) => console.log('error: ' + m) }
+  const logger = { debug: (_d, m) => debug.push(m), info() {}, warn: (_d, m) => { if (!m.startsWith('signature-only receiver')) console.log('warn: ' + m) }, error: (_d, m) => console.log('error: ' + m) }
   let apiMissing = false
   try { await import('@opentelemetry/api') } catch { apiMissing = true }
-  const receiver = createReceiver({ checksumToken: token, logger })
+  const receiver = createReceiver({ signatureOnly: true, checksumToken: token, logger })
   let ran = 0
   receiver.on('payment.succeeded', () => { ran++ })
   const { body, contentType } = signCallback(samplePaymentFields(), token)

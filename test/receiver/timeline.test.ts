@@ -20,8 +20,19 @@ function deliver(receiver: Receiver, fields: Record<string, unknown>, options: {
 const events = (entries: TimelineEntry[]) => entries.map((entry) => entry.event)
 
 describe('receiver.timeline', () => {
+  it('keeps every entry of a loop of deliveries that never yields to timers (reconciliation over the memory store)', async () => {
+    const logger = collectingLogger()
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger })
+    receiver.on('payment.succeeded', () => {})
+    const sample = samplePaymentFields() as Record<string, string>
+    const numbers = Array.from({ length: 4000 }, (_, i) => `LOOP${String(i).padStart(10, '0')}`)
+    for (const exchange_number of numbers) expect((await receiver.handleTrusted({ ...sample, exchange_number, order_number: `O-${exchange_number}` })).outcome).toBe('processed')
+    expect(logger.lines.filter((line) => line.level === 'error')).toEqual([])
+    for (const exchangeNumber of [numbers[0] as string, numbers[3999] as string]) expect(events(await receiver.timeline({ exchangeNumber }))).toEqual(['received', 'verified', 'processed'])
+  })
+
   it('records received, verified and the outcome of each delivery, findable by order_number and exchange_number', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     let fail = true
     receiver.on('payment.succeeded', () => {
       if (fail) throw new Error('the ERP is down')
@@ -47,6 +58,8 @@ describe('receiver.timeline', () => {
     // One attempt id per delivery, three entries each.
     expect(new Set(byOrder.map((entry) => entry.attempt)).size).toBe(3)
     expect(byOrder[2]).toMatchObject({ code: 'handler_failed', status: 500 })
+    // Why the handler failed, for the operator (never part of the answer the sender gets).
+    expect(byOrder[2]?.message).toMatch(/\. Error: the ERP is down$/)
     expect(byOrder[5]).toMatchObject({ code: null, status: 200 })
     expect(byOrder[0]!.at.getTime()).toBeLessThanOrEqual(byOrder[8]!.at.getTime())
     // The memory store keeps a delivery's attempt and times compactly; they read back whole and in order.
@@ -61,7 +74,7 @@ describe('receiver.timeline', () => {
 
   it('adds entries to a payment whose only record so far is one delivery, and keeps both', async () => {
     const store = memoryStore()
-    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store })
     receiver.onAny(() => {})
     const fields = samplePaymentFields()
     expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
@@ -85,7 +98,7 @@ describe('receiver.timeline', () => {
   })
 
   it('records stale results and reconciled records', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     receiver.onAny(() => {})
     const fields = samplePaymentFields({ fpx_model: 'B2B1' })
     expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
@@ -99,7 +112,7 @@ describe('receiver.timeline', () => {
   })
 
   it('files a refused delivery under the numbers its body claims, marked unverified, also when the body is read lazily', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     receiver.onAny(() => {})
     const fields = samplePaymentFields()
     expect(await deliver(receiver, fields, { token: OTHER_TOKEN })).toMatchObject({ status: 401 })
@@ -127,7 +140,7 @@ describe('receiver.timeline', () => {
     // Every delivery in the same millisecond: only the receiver's own sequence can tell their order.
     const now = vi.spyOn(Date, 'now').mockReturnValue(Date.parse('2026-01-01T00:00:00Z'))
     try {
-      const receiver = createReceiver({ checksumToken: TOKEN })
+      const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
       receiver.onAny(() => {})
       const fields = samplePaymentFields()
       expect(await deliver(receiver, fields, { token: OTHER_TOKEN })).toMatchObject({ status: 401 })
@@ -156,13 +169,13 @@ describe('receiver.timeline', () => {
     const store = memoryStore()
     const appended: unknown[] = []
     const watched: ReceiverStore = { ...store, appendTimeline: async (entries) => void appended.push(...entries) }
-    const receiver = createReceiver({ checksumToken: TOKEN, store: watched })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: watched })
     expect(await receiver.handle({ kind: 'callback', body: 'a=1', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 401 })
     expect(await receiver.handle({ kind: 'callback', body: '', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 400 })
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(appended).toEqual([])
 
-    const off = createReceiver({ checksumToken: TOKEN, store: watched, timeline: false })
+    const off = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: watched, timeline: false })
     off.onAny(() => {})
     expect(await deliver(off, samplePaymentFields())).toMatchObject({ status: 200 })
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -176,14 +189,14 @@ describe('receiver.timeline', () => {
     let writes = 0
     // A store whose timeline never finishes writing, then one that fails.
     const hanging: ReceiverStore = { ...store, appendTimeline: () => (writes++ === 0 ? new Promise<void>(() => {}) : Promise.reject(new Error('disk full'))) }
-    const receiver = createReceiver({ checksumToken: TOKEN, store: hanging, logger })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: hanging, logger })
     receiver.onAny(() => {})
     expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(writes).toBe(1)
 
     const failing: ReceiverStore = { ...store, appendTimeline: () => Promise.reject(new Error('disk full')) }
-    const second = createReceiver({ checksumToken: TOKEN, store: failing, logger })
+    const second = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: failing, logger })
     second.onAny(() => {})
     expect(await deliver(second, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
     await new Promise((resolve) => setTimeout(resolve, 20))
@@ -195,11 +208,11 @@ describe('receiver.timeline', () => {
   it('says clearly when a custom store keeps no timeline, and still handles deliveries', async () => {
     const store = memoryStore()
     const plain: ReceiverStore = { claim: store.claim, complete: store.complete, release: store.release }
-    const receiver = createReceiver({ checksumToken: TOKEN, store: plain })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: plain })
     receiver.onAny(() => {})
     expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200 })
     await expect(receiver.timeline('ORD-1')).rejects.toThrow(/this store keeps no timeline: it has no readTimeline\(\)/)
-    await expect(createReceiver({ checksumToken: TOKEN }).timeline({} as never)).rejects.toThrow(TypeError)
+    await expect(createReceiver({ signatureOnly: true, checksumToken: TOKEN }).timeline({} as never)).rejects.toThrow(TypeError)
   })
   it('hands the entries to an appendTimeline that replaced the memory store’s own, which keeps deliveries whole otherwise', async () => {
     const store = memoryStore()
@@ -210,7 +223,7 @@ describe('receiver.timeline', () => {
       seen.push(...entries)
       await own(entries)
     }
-    const receiver = createReceiver({ checksumToken: TOKEN, store })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store })
     receiver.onAny(() => {})
     const fields = samplePaymentFields()
     expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
@@ -219,7 +232,7 @@ describe('receiver.timeline', () => {
     expect(await receiver.timeline(String(fields.order_number))).toEqual(seen)
 
     // The memory store's own path gives the same entries.
-    const plain = createReceiver({ checksumToken: TOKEN, store: memoryStore() })
+    const plain = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: memoryStore() })
     plain.onAny(() => {})
     expect(await deliver(plain, fields)).toMatchObject({ outcome: 'processed' })
     const kept = await plain.timeline({ exchangeNumber: String(fields.exchange_number) })

@@ -6,7 +6,7 @@ const TOKEN = 'ab'.repeat(32)
 
 describe('handleTrusted (records read over the API)', () => {
   it('runs the handlers once across a trusted record and a signed callback of the same result', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     const events: PaymentEvent[] = []
     receiver.on('payment.succeeded', (event) => void events.push(event))
     const fields = samplePaymentFields()
@@ -21,7 +21,7 @@ describe('handleTrusted (records read over the API)', () => {
   })
 
   it('refuses a record without the fields classification needs, without running handlers', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
     let ran = 0
     receiver.on('payment.failed', () => void ran++)
     const response = await receiver.handleTrusted({ order_number: 'A-1', payment_status: 'false', transaction_amount: '1.00' })

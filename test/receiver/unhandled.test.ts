@@ -37,7 +37,7 @@ function collectingLogger(): Logger & { lines: { level: string; details: object;
 describe('a state with no handler', () => {
   it.each(['succeeded', 'failed', 'pending'] as const)('%s: a callback gets 503 no_handler and a warning, and a handler registered later gets the redelivery', async (state) => {
     const logger = collectingLogger()
-    const receiver = createReceiver({ checksumToken: TOKEN, logger })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger })
     const fields = fieldsOf(state)
     const first = await receiver.handle(delivery(fields))
     expect([first.status, first.outcome, first.error?.code]).toEqual([503, 'failed', 'no_handler'])
@@ -60,7 +60,7 @@ describe('a state with no handler', () => {
   })
 
   it('reaches a handler registered later through a reconciliation (handleTrusted)', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, logger: false })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
     const { checksum: _checksum, ...record } = fieldsOf('succeeded') as Record<string, string>
     expect(await receiver.handleTrusted(record)).toMatchObject({ status: 503, outcome: 'failed', error: { code: 'no_handler' } })
     const seen: string[] = []
@@ -70,7 +70,7 @@ describe('a state with no handler', () => {
   })
 
   it('is counted as handled by an onAny handler, and another state’s handler does not cover it', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, logger: false })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
     receiver.on('payment.succeeded', () => {})
     expect((await receiver.handle(delivery(fieldsOf('failed')))).error?.code).toBe('no_handler')
     receiver.onAny(() => {})
@@ -78,7 +78,7 @@ describe('a state with no handler', () => {
   })
 
   it('leaves a state handled before alone: its redelivery is still a duplicate after the handler is removed', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, logger: false })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
     const remove = receiver.on('payment.succeeded', () => {})
     const fields = fieldsOf('succeeded')
     expect((await receiver.handle(delivery(fields))).outcome).toBe('processed')
@@ -87,7 +87,7 @@ describe('a state with no handler', () => {
   })
 
   it('a redirect shows the buyer the page for the verified state, and the result stays unrecorded', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN, logger: false })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
     const options = { successUrl: '/thanks', failureUrl: '/try-again' }
     const succeeded = fieldsOf('succeeded')
     expect(await answerDelivery(receiver, delivery(succeeded, 'redirect'), options, undefined)).toMatchObject({ status: 303, headers: { location: '/thanks' } })
@@ -120,7 +120,7 @@ describe('a state with no handler, PostgreSQL store (PGlite)', () => {
 
   it('transactional: the claim is rolled back, and a later handler gets the redelivery', async () => {
     const store = postgresStore({ client: db, table: uniqueTable('unhandled'), transactional: true })
-    const receiver = createReceiver<unknown>({ checksumToken: TOKEN, store, logger: false })
+    const receiver = createReceiver<unknown>({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
     const fields = fieldsOf('succeeded')
     expect((await receiver.handle(delivery(fields))).error?.code).toBe('no_handler')
     let ran = 0
@@ -132,7 +132,7 @@ describe('a state with no handler, PostgreSQL store (PGlite)', () => {
 
   it('inbox mode: the entry stays in the inbox, retried, until a handler takes it', async () => {
     const store = postgresStore({ client: db, table: uniqueTable('unhandled_inbox') })
-    const receiver = createReceiver<unknown>({ checksumToken: TOKEN, store, logger: false, inbox: { pollMs: 50, backoff: { baseMs: 50, maxMs: 100 } } })
+    const receiver = createReceiver<unknown>({ signatureOnly: true, checksumToken: TOKEN, store, logger: false, inbox: { pollMs: 50, backoff: { baseMs: 50, maxMs: 100 } } })
     receivers.push(receiver)
     const fields = fieldsOf('failed')
     expect(await receiver.handle(delivery(fields))).toMatchObject({ status: 200, outcome: 'queued' })
@@ -154,7 +154,10 @@ describe('the default logger', () => {
   afterAll(() => vi.restoreAllMocks())
 
   it('writes warnings and errors to the console, never info, debug or a token', async () => {
-    const receiver = createReceiver({ checksumToken: TOKEN })
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN })
+    // The one warning at creation says what signature-only mode is (tested in security tests).
+    expect(String(warn.mock.calls[0]?.[0])).toMatch(/^fpx-collect: signature-only receiver/)
+    warn.mockClear()
     receiver.on('payment.succeeded', () => {})
     const forged = signCallback(fieldsOf('succeeded') as never, 'cd'.repeat(32))
     expect((await receiver.handle({ kind: 'callback', ...forged })).status).toBe(401)
@@ -184,10 +187,10 @@ describe('the default logger', () => {
   })
 
   it('is silenced by logger: false, and replaced by a logger given', async () => {
-    const silent = createReceiver({ checksumToken: TOKEN, logger: false })
+    const silent = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
     expect((await silent.handle(delivery(fieldsOf('failed')))).error?.code).toBe('no_handler')
     const logger = collectingLogger()
-    const own = createReceiver({ checksumToken: TOKEN, logger })
+    const own = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger })
     expect((await own.handle(delivery(fieldsOf('failed')))).error?.code).toBe('no_handler')
     expect(warn).not.toHaveBeenCalled()
     expect(error).not.toHaveBeenCalled()

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Claim, LeaseRef, PaymentState, ReceiverStore } from '../../src/index.js'
+import type { Claim, LeaseRef, OrderRef, PaymentState, ReceiverStore } from '../../src/index.js'
 import { timelineContract } from './timeline-contract.js'
 
 /**
@@ -49,7 +49,7 @@ export function storeContract(subject: StoreUnderTest): void {
 
     const exchange = () => `EX-${randomUUID()}`
     const lease = (exchangeNumber: string, state: PaymentState, owner = randomUUID()): LeaseRef => ({ exchangeNumber, state, owner })
-    const claim = (ref: LeaseRef, leaseMs = LEASE_MS): Promise<Claim<unknown>> => store.claim({ ...ref, leaseMs })
+    const claim = (ref: LeaseRef & OrderRef, leaseMs = LEASE_MS): Promise<Claim<unknown>> => store.claim({ ...ref, leaseMs })
 
     async function handled(exchangeNumber: string, state: PaymentState): Promise<void> {
       const ref = lease(exchangeNumber, state)
@@ -84,7 +84,6 @@ export function storeContract(subject: StoreUnderTest): void {
       if (other.outcome === 'busy') {
         expect(other.retryAfterMs).toBeGreaterThan(0)
         expect(other.retryAfterMs).toBeLessThanOrEqual(LEASE_MS)
-        if (subject.shared) expect(other.settled).toBeUndefined()
       }
       expect(await store.complete(holder)).toBe(true)
     })
@@ -160,6 +159,45 @@ export function storeContract(subject: StoreUnderTest): void {
     })
 
     timelineContract(subject, () => opened)
+
+    it('tells a claim of another payment of an order whose success was handled which payment paid it', async () => {
+      const orderNumber = `ORD-${randomUUID()}`
+      const [first, retry, other] = [exchange(), exchange(), exchange()]
+      const failed = { ...lease(first, 'failed'), orderNumber }
+      expect(await claim(failed)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      expect(await store.complete(failed)).toBe(true)
+      const paid = { ...lease(retry, 'succeeded'), orderNumber }
+      expect(await claim(paid)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      expect(await store.complete(paid)).toBe(true)
+      // A late result of another attempt at the same order: the claim says the order is paid, and by which payment.
+      const late = { ...lease(other, 'failed'), orderNumber }
+      expect(await claim(late)).toMatchObject({ outcome: 'claimed', paidBy: retry })
+      expect(await store.release(late)).toBe(true)
+      // Orders are told apart by the merchant's uid when given, and the paying payment itself is not "paid by" itself.
+      const elsewhere = { ...lease(other, 'failed'), orderNumber, uid: 'another-merchant' }
+      expect(await claim(elsewhere)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      // Released, not left open: a store with one session (PGlite, transactional) serves one claim at a time.
+      expect(await store.release(elsewhere)).toBe(true)
+    })
+
+    it('reads the booked payment with the claim and settles it with the completion', async () => {
+      const book = store.paymentBook?.()
+      if (book === undefined) return
+      const orderNumber = `ORD-${randomUUID()}`
+      const uid = `uid-${randomUUID()}`
+      await book.record({ orderNumber, amountSen: 1020, uid, kind: 'payment', createdAt: new Date(), exchangeNumber: null, attached: { sku: 'A1' } })
+      const ex = exchange()
+      const paying = { ...lease(ex, 'succeeded'), orderNumber, uid }
+      const claimed = await claim(paying)
+      expect(claimed).toMatchObject({ outcome: 'claimed', booked: { orderNumber, amountSen: 1020, uid, status: 'open', attached: { sku: 'A1' } } })
+      expect(await store.complete(paying)).toBe(true)
+      expect(await book.find(orderNumber, { uid })).toMatchObject({ status: 'succeeded', state: 'succeeded', exchangeNumber: ex })
+      // An order the book never saw: nothing read, nothing settled.
+      const unbooked = { ...lease(exchange(), 'succeeded'), orderNumber: `ORD-${randomUUID()}` }
+      const plain = await claim(unbooked)
+      expect(plain.outcome === 'claimed' && plain.booked).toBeFalsy()
+      expect(await store.complete(unbooked)).toBe(true)
+    })
 
     it('keeps payments apart', async () => {
       const [a, b] = [exchange(), exchange()]

@@ -3,7 +3,9 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { ReceiverStore } from '../../src/index.js'
 import type { BookedPayment, CreatedPayment, PaymentBook } from '../../src/contract/payment-book.js'
 import { createdPayment, MINUTE, type OpenSpace, ref, sleep } from './payment-book-fixtures.js'
+import { bookQueriesContract } from './book-queries-contract.js'
 import { recordAgainContract } from './record-again-contract.js'
+import { seenResultsContract } from './seen-results-contract.js'
 import { sweepLockContract } from './sweep-lock-contract.js'
 
 /**
@@ -47,6 +49,11 @@ export function paymentBookContract(subject: BookUnderTest): void {
       lookups: 0,
       lastLookupAt: null,
       nextLookupAt: payment.createdAt,
+      buyerEmail: payment.buyerEmail ?? null,
+      buyerName: payment.buyerName ?? null,
+      failures: 0,
+      lastFailure: null,
+      settledAt: null,
     })
     const orders = (list: BookedPayment[]) => list.map((payment) => payment.orderNumber)
     async function recordAll(book: PaymentBook, payments: CreatedPayment[]): Promise<void> {
@@ -87,12 +94,17 @@ export function paymentBookContract(subject: BookUnderTest): void {
         const { book } = await open()
         const payment = created()
         await recordAll(book, [payment])
+        const before = Date.now()
         expect(await book.settle(payment, 'pending', 'EX-1')).toBe(true)
-        expect(await book.find(payment.orderNumber)).toEqual({ ...asRecorded(payment), state: 'pending', exchangeNumber: 'EX-1' })
+        const pending = await book.find(payment.orderNumber)
+        expect(pending).toEqual({ ...asRecorded(payment), state: 'pending', exchangeNumber: 'EX-1', settledAt: expect.any(Date) })
+        expect(pending?.settledAt?.getTime()).toBeGreaterThanOrEqual(before)
         expect(orders(await book.listOpen())).toEqual([payment.orderNumber])
+        await sleep(5)
         expect(await book.settle(payment, 'succeeded', 'EX-1')).toBe(true)
-        const paid = { ...asRecorded(payment), status: 'succeeded', state: 'succeeded', exchangeNumber: 'EX-1', nextLookupAt: null }
-        expect(await book.find(payment.orderNumber)).toEqual(paid)
+        const paid = await book.find(payment.orderNumber)
+        expect(paid).toEqual({ ...asRecorded(payment), status: 'succeeded', state: 'succeeded', exchangeNumber: 'EX-1', nextLookupAt: null, settledAt: expect.any(Date) })
+        expect(paid?.settledAt?.getTime()).toBeGreaterThan(pending?.settledAt?.getTime() as number)
         expect(await book.listOpen()).toEqual([])
         // A late 99, or a failure after the success: refused, nothing moves. The same state again: already there.
         expect(await book.settle(payment, 'pending', 'EX-1')).toBe(false)
@@ -266,6 +278,8 @@ export function paymentBookContract(subject: BookUnderTest): void {
     })
 
     recordAgainContract({ open, created, asRecorded, t0 })
+    seenResultsContract({ open, created })
+    bookQueriesContract({ open, created })
     sweepLockContract(open)
 
     describe('retention', () => {

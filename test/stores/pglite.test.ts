@@ -38,7 +38,8 @@ storeContract({
 
 storeContract({
   name: 'PGlite in memory, transactional',
-  // One session for the whole process: a concurrent claim is answered here, with `settled`, as in memory.
+  // One session for the whole process: a claim of a payment whose transaction this store holds open is answered
+  // busy in this process, as in memory.
   shared: false,
   open: async (options) => contractStore('contract_tx', { transactional: true, ...options }),
 })
@@ -72,7 +73,7 @@ describe('PGlite, transactional', () => {
     let runs = 0
     // Two stores on one instance, as two receivers in one app would have: they share its one session.
     const receivers = [0, 1].map(() => {
-      const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: db, table, transactional: true }) })
+      const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true, store: postgresStore({ client: db, table, transactional: true }) })
       receiver.on('payment.succeeded', async (event) => {
         await event.transaction!.query(`INSERT INTO "${orders}" (exchange_number, state) VALUES ($1, $2)`, [event.payment.exchangeNumber, event.state])
         runs++
@@ -107,7 +108,7 @@ describe('PGlite on disk', () => {
     const fields = samplePaymentFields()
     for (const expected of ['processed', 'duplicate']) {
       const db = new PGlite(dataDir)
-      const receiver = createReceiver({ checksumToken: TOKEN, store: postgresStore({ client: db, transactional: true }) })
+      const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true, store: postgresStore({ client: db, transactional: true }) })
       receiver.onAny(() => {})
       expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: expected })
       await db.close()

@@ -2,7 +2,11 @@ import type pg from 'pg'
 import { afterAll, describe, expect, it } from 'vitest'
 import { tableName } from '../../src/stores/postgres/sql.js'
 import { postgresStore } from '../../src/stores/postgres/store.js'
-import { bookStatements, bookTable } from '../../src/stores/postgres/payment-book-sql.js'
+import { bookTable } from '../../src/stores/postgres/payment-book-schema.js'
+import { bookStatements } from '../../src/stores/postgres/payment-book-sql.js'
+import { listStatement, overviewStatement } from '../../src/stores/postgres/book-query-sql.js'
+import { type CheckedList, cursorAfter, listQuery } from '../../src/contract/book-query.js'
+import type { BookedPayment } from '../../src/contract/payment-book.js'
 import { createdPayment, ref } from './payment-book-fixtures.js'
 import { dropStoreTables, rows, sleep, testPools, uniqueTable } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
@@ -54,6 +58,69 @@ describe.skipIf(!available)('PostgreSQL payment book', () => {
     await one('acquire', () => lock.acquire('other', MINUTE))
     await one('renew', () => lock.renew('sweeper', token, MINUTE))
     await one('release', () => lock.release('sweeper', token))
+    await one('list', () => book.list({ status: 'open', search: 'A', from: new Date(0), limit: 10 }))
+    await one('overview', () => book.overview({ from: new Date(Date.now() - MINUTE), to: new Date() }))
+    await one('notePass', () => lock.notePass({ at: new Date(), holder: 'sweeper', nextAt: null, lookups: 1, found: 0, closed: 0, failures: [] }))
+    await one('status', () => lock.status())
+    // A delivery: its claim and its completion one statement each, the result seen included; a duplicate one; a
+    // release after a handler failure one.
+    const seen = { uid: ref('B').uid, amountSen: 100, buyerEmail: 'b@example.com', buyerName: null }
+    const lease = { exchangeNumber: 'EX-B', state: 'succeeded' as const, owner: 'o1', orderNumber: 'B', uid: ref('B').uid }
+    await one('claim', () => store.claim({ ...lease, leaseMs: MINUTE }))
+    await one('complete', () => store.complete({ ...lease, seen }))
+    await one('duplicate claim', () => store.claim({ ...lease, owner: 'o2', leaseMs: MINUTE }))
+    const failing = { ...lease, exchangeNumber: 'EX-C', orderNumber: 'C', owner: 'o3' }
+    await store.claim({ ...failing, leaseMs: MINUTE })
+    await one('release after a failure', () => store.release({ ...failing, failure: { message: 'handler threw', seen } }))
+    expect(await book.find('B')).toMatchObject({ kind: 'result', status: 'succeeded' })
+    expect(await book.find('C')).toMatchObject({ kind: 'result', failures: 1 })
+  })
+
+  it('counts a handler failure after a transactional release rolled the claim back', async () => {
+    const table = newTable('tx_failure')
+    const store = postgresStore({ client: newPool(), table, transactional: true, pruneEvery: 0 })
+    const book = store.paymentBook()
+    await book.record(payment('T'))
+    const lease = { exchangeNumber: 'EX-T', state: 'succeeded' as const, owner: 'o1', orderNumber: 'T', uid: ref('T').uid }
+    const claim = await store.claim({ ...lease, leaseMs: MINUTE })
+    expect(claim.outcome).toBe('claimed')
+    if (claim.outcome !== 'claimed') return
+    // The handler's write, rolled back with the claim; the failure is counted all the same.
+    await (claim.transaction as pg.PoolClient).query(`UPDATE "${table}_book" SET attached = '{"written":true}' WHERE order_number = 'T'`)
+    expect(await store.release({ ...lease, failure: { message: 'handler threw' } })).toBe(true)
+    expect(await book.find('T')).toMatchObject({ failures: 1, lastFailure: { state: 'succeeded', message: 'handler threw' }, attached: payment('T').attached })
+    expect(await store.release({ ...lease, failure: { message: 'again' } })).toBe(false)
+    expect(await book.find('T')).toMatchObject({ failures: 1 })
+  })
+
+  it('answers the operator’s questions from the book’s indexes', async () => {
+    const table = newTable('plan_list')
+    const store = postgresStore({ client: admin, table, pruneEvery: 0 })
+    await store.migrate()
+    const t = bookTable(tableName(table))
+    const cursor = cursorAfter({ createdAt: new Date(), orderNumber: 'A', uid: 'u' } as BookedPayment)
+    const shapes: [string, CheckedList][] = [
+      ['new', listQuery({ cursor })],
+      ['st', listQuery({ status: 'succeeded', from: new Date(Date.now() - MINUTE), to: new Date() })],
+      ['open', listQuery({ status: 'open', cursor })],
+      ['fail', listQuery({ status: 'paid_failing' })],
+      ['mail', listQuery({ search: 'a@b.test' })],
+    ]
+    const connection = await admin.connect()
+    try {
+      await connection.query('BEGIN; SET LOCAL enable_seqscan = off')
+      for (const [index, query] of shapes) {
+        const { text, params } = listStatement(t, query)
+        const plan = (await connection.query(`EXPLAIN ${text}`, params)).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n')
+        expect([index, plan]).toEqual([index, expect.stringContaining(`${table}_book_${index}_idx`)])
+        if (index === 'mail') expect(plan).toContain(`${table}_book_ex_idx`)
+      }
+      const overview = (await connection.query(`EXPLAIN ${overviewStatement(t)}`, [0, Date.now(), 0, 0, 0])).rows.map((row: { 'QUERY PLAN': string }) => row['QUERY PLAN']).join('\n')
+      for (const index of ['set', 'fail', 'open']) expect(overview).toContain(`${table}_book_${index}_idx`)
+    } finally {
+      await connection.query('ROLLBACK')
+      connection.release()
+    }
   })
 
   it('prunes closed payments past retention with the store, and never an open one', async () => {

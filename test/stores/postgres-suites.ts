@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { readFile } from 'node:fs/promises'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { createReceiver, type Receiver, type ReceiverResponse } from '../../src/index.js'
+import { createReceiver, type PaymentState, type Receiver, type ReceiverResponse } from '../../src/index.js'
 import { DEFAULT_TABLE, schemaStatements, tableName } from '../../src/stores/postgres/sql.js'
 import { type PostgresQueryable, type PostgresStore, type PostgresStoreOptions, postgresStore } from '../../src/stores/postgres/store.js'
-import type { PoolLike } from '../../src/stores/postgres/transactions.js'
+import type { PoolLike } from '../../src/stores/postgres/store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { DATABASE_URL } from './services.js'
 
@@ -54,10 +54,17 @@ export async function sqlFileStatements(): Promise<string[]> {
     .split('\n')
     .filter((line) => !line.startsWith('--'))
     .join('\n')
-  return code
-    .split(/;\s*(?:\n|$)/)
-    .map((statement) => statement.trim())
-    .filter((statement) => statement !== '')
+  // A statement ends with a `;` at the end of a line, outside a $$ … $$ body (the migration's DO block).
+  const statements: string[] = []
+  let current = ''
+  for (const line of code.split('\n')) {
+    current += `${line}\n`
+    if ((current.split('$$').length - 1) % 2 === 0 && /;\s*$/.test(line)) {
+      statements.push(current.trim().replace(/;$/, ''))
+      current = ''
+    }
+  }
+  return [...statements, current.trim()].filter((statement) => statement !== '')
 }
 
 /** Columns, constraints and indexes of `table`, with its name taken out so that two tables compare. */
@@ -82,12 +89,12 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
   describe(`${name}: schema`, () => {
     let client: PostgresQueryable
     let close: () => Promise<void>
-    const [fromCode, fromFile] = [uniqueTable('code'), uniqueTable('file')]
+    const [fromCode, fromFile, earlier, earlierMigrated, firstBook] = [uniqueTable('code'), uniqueTable('file'), uniqueTable('earlier'), uniqueTable('earlier_m'), uniqueTable('first_book')]
     beforeAll(async () => {
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      for (const table of [fromCode, fromFile]) await dropStoreTables(client, table)
+      for (const table of [fromCode, fromFile, earlier, earlierMigrated, firstBook]) await dropStoreTables(client, table)
       await close()
     })
 
@@ -104,6 +111,89 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
       const [codeShape, fileShape] = [await shape(client, fromCode), await shape(client, fromFile)]
       expect(codeShape).toEqual(fileShape)
       expect(codeShape).toMatchObject({ columns: expect.arrayContaining([expect.objectContaining({ column_name: 'exchange_number' })]) })
+    })
+
+    it('keeps a claims table made before paid orders were kept working, by migrate() or on first use', async () => {
+      for (const [table, migrateFirst] of [[earlierMigrated, true], [earlier, false]] as const) {
+        // The table as earlier versions (and their sql/fpx-collect.sql) made it, with one payment handled.
+        const states = `'pending', 'failed', 'succeeded'`
+        await client.query(`CREATE TABLE "${table}" (
+  exchange_number text PRIMARY KEY,
+  handled text[] NOT NULL DEFAULT '{}' CHECK (handled <@ ARRAY[${states}]),
+  lease_owner text,
+  lease_state text CHECK (lease_state IN (${states})),
+  lease_expires_at timestamptz,
+  expires_at timestamptz NOT NULL
+)`)
+        await client.query(`CREATE INDEX "${table}_expires_at_idx" ON "${table}" (expires_at)`)
+        await client.query(`INSERT INTO "${table}" (exchange_number, handled, expires_at) VALUES ('EX-EARLIER', '{pending,succeeded}', now() + interval '1 day')`)
+        const store = postgresStore({ client, table })
+        if (migrateFirst) await store.migrate()
+        const lease = (exchangeNumber: string, state: PaymentState) => ({ exchangeNumber, state, owner: randomUUID(), leaseMs: 30_000 })
+        expect(await store.claim(lease('EX-EARLIER', 'succeeded'))).toEqual({ outcome: 'duplicate' })
+        expect(await store.claim(lease('EX-EARLIER', 'failed'))).toMatchObject({ outcome: 'stale', currentState: 'succeeded' })
+        // Orders are known as paid from the upgrade on.
+        const orderNumber = `ORD-${randomUUID()}`
+        const paying = { ...lease(`EX-${randomUUID()}`, 'succeeded'), orderNumber }
+        expect(await store.claim(paying)).toMatchObject({ outcome: 'claimed', previousState: null, paidBy: null })
+        expect(await store.complete(paying)).toBe(true)
+        const late = { ...lease(`EX-${randomUUID()}`, 'failed'), orderNumber }
+        expect(await store.claim(late)).toMatchObject({ outcome: 'claimed', paidBy: paying.exchangeNumber })
+        expect(await store.release(late)).toBe(true)
+        // And the table now has the shape of one the store makes itself.
+        await store.migrate()
+        await postgresStore({ client, table: fromCode }).migrate()
+        expect(await shape(client, table)).toEqual(await shape(client, fromCode))
+      }
+    })
+
+    it('keeps a payment book made by its first version working, with its rows, once migrated on first use', async () => {
+      const table = firstBook
+      // The book and lock tables as the first version (and its sql/fpx-collect.sql) made them, one payment in each state.
+      const states = `'pending', 'failed', 'succeeded'`
+      await client.query(`CREATE TABLE "${table}_book" (
+  order_number text COLLATE "C" NOT NULL,
+  amount_sen bigint NOT NULL,
+  asked_sen bigint[] NOT NULL,
+  uid text COLLATE "C" NOT NULL,
+  kind text NOT NULL CHECK (kind IN ('form', 'payment', 'session')),
+  created_at timestamptz NOT NULL,
+  exchange_number text,
+  attached json NOT NULL,
+  status text NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'succeeded', 'failed', 'abandoned')),
+  state text CHECK (state IN (${states})),
+  lookups integer NOT NULL DEFAULT 0,
+  last_lookup_at timestamptz,
+  next_lookup_at timestamptz,
+  expires_at timestamptz,
+  PRIMARY KEY (order_number, uid)
+)`)
+      await client.query(`CREATE INDEX "${table}_book_open_idx" ON "${table}_book" (created_at, order_number, uid) WHERE status = 'open'`)
+      await client.query(`CREATE INDEX "${table}_book_exp_idx" ON "${table}_book" (expires_at)`)
+      await client.query(`CREATE TABLE "${table}_locks" (name text PRIMARY KEY, token bigint NOT NULL, owner text, expires_at timestamptz NOT NULL)`)
+      await client.query(`INSERT INTO "${table}_locks" VALUES ('sweep', 7, NULL, '-infinity')`)
+      await client.query(`INSERT INTO "${table}_book" (order_number, amount_sen, asked_sen, uid, kind, created_at, exchange_number, attached, status, state, next_lookup_at, expires_at)
+VALUES ('OLD-OPEN', 1020, '{1020}', 'uid-1', 'form', '2026-01-01T00:00:00Z', NULL, '{"sku":"A1"}', 'open', NULL, '2026-01-01T00:00:00Z', NULL),
+  ('OLD-PAID', 500, '{500}', 'uid-1', 'payment', '2026-01-01T01:00:00Z', 'EX-OLD', '{}', 'succeeded', 'succeeded', NULL, now() + interval '1 day')`)
+      const store = postgresStore({ client, table, pruneEvery: 0 })
+      const book = store.paymentBook()
+      // First use migrates: the rows read as they were, with none of what the first version did not keep.
+      expect(await book.find('OLD-OPEN')).toMatchObject({ kind: 'form', amountSen: 1020, attached: { sku: 'A1' }, buyerEmail: null, failures: 0, lastFailure: null, settledAt: null })
+      expect((await book.list()).payments.map((payment) => payment.orderNumber)).toEqual(['OLD-PAID', 'OLD-OPEN'])
+      expect((await book.list({ search: 'EX-OLD' })).payments.map((payment) => payment.orderNumber)).toEqual(['OLD-PAID'])
+      // A result of an order it never recorded: a kind the first version's CHECK refused.
+      const lease = { exchangeNumber: `EX-${randomUUID()}`, state: 'succeeded' as const, owner: randomUUID(), orderNumber: 'NEW-SEEN', uid: 'uid-1' }
+      expect(await store.claim({ ...lease, leaseMs: 30_000 })).toMatchObject({ outcome: 'claimed' })
+      expect(await store.complete({ ...lease, seen: { uid: 'uid-1', amountSen: 300, buyerEmail: 'a@b.test', buyerName: null } })).toBe(true)
+      expect(await book.find('NEW-SEEN')).toMatchObject({ kind: 'result', status: 'succeeded' })
+      // The lock keeps its token, and keeps a pass now.
+      expect((await store.sweepLock().acquire('sweeper', 30_000))?.token).toBe(8)
+      await store.sweepLock().notePass({ at: new Date(), holder: 'sweeper', nextAt: null, lookups: 0, found: 0, closed: 0, failures: [] })
+      expect((await store.sweepLock().status()).holder).toBe('sweeper')
+      // And the tables have the shape of ones the store makes itself.
+      await store.migrate()
+      await postgresStore({ client, table: fromCode }).migrate()
+      for (const suffix of ['_book', '_locks']) expect(await shape(client, `${table}${suffix}`)).toEqual(await shape(client, `${fromCode}${suffix}`))
     })
 
     it('uses a table made from the SQL file as it is', async () => {
@@ -167,14 +257,14 @@ export function pruneSuite(name: string, connect: () => Promise<{ client: Postgr
         const [row] = await rows(client, `SELECT extract(epoch FROM expires_at)::float8 * 1000 AS ms FROM "${from}" WHERE exchange_number = $1`, [exchangeNumber])
         return Number((row as { ms: number }).ms)
       }
-      // Completed at once: within the slack its claim reserved (here 3.6 s of a 1 h retention).
+      // Completed at once (a store may keep it up to a lease longer: here 3.6 s of a 1 h retention).
       const store = postgresStore({ client, table, retentionMs: 3_600_000, pruneEvery: 0 })
       const beforeQuick = Date.now()
       const quick = await handled(store)
       const afterQuick = Date.now()
       expect(await expiresAtMs(quick.exchangeNumber)).toBeGreaterThanOrEqual(beforeQuick + 3_600_000)
       expect(await expiresAtMs(quick.exchangeNumber)).toBeLessThanOrEqual(afterQuick + 3_603_600)
-      // Completed after the slack (2 ms of 2 s): retention counts from the completion, also when the completion
+      // Completed 300 ms after its claim: retention counts from the completion, also when the completion
       // runs in the transaction the claim began (whose now() is the claim's time, 300 ms or more earlier).
       for (const transactional of [false, true]) {
         const options = { client, retentionMs: 2_000, pruneEvery: 0 }
@@ -227,7 +317,7 @@ export function deliver(receiver: Receiver<PostgresQueryable>, fields: Record<st
 
 /** What a handler receives as event.transaction for one delivery through a receiver on `store` (its tables dropped after). */
 export async function transactionSeen<T>(store: PostgresStore<T>, client: PostgresQueryable, table: string): Promise<T | undefined> {
-  const receiver = createReceiver({ checksumToken: TOKEN, store })
+  const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true, store })
   const seen: (T | undefined)[] = []
   receiver.on('payment.succeeded', (event) => void seen.push(event.transaction))
   try {
@@ -256,7 +346,7 @@ export function transactionalSuite(subject: TransactionalSubject): void {
     async function receiverFor(options: StoreTweaks = {}, leaseMs?: number) {
       const { store, close } = await subject.open(table, options)
       closers.push(close)
-      return createReceiver({ checksumToken: TOKEN, store, leaseMs })
+      return createReceiver({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs })
     }
     beforeAll(async () => {
       await createOrders(subject.client(), orders)

@@ -88,6 +88,82 @@ describe.skipIf(!available)('Redis payment book', () => {
     }
   })
 
+  it('takes one command for a claim, one for its completion (the result seen included), one for a release after a failure', async () => {
+    commands = []
+    const prefix = `${RUN_PREFIX}delivery:`
+    const spy = { call: (command: string, ...args: string[]) => (commands.push(command), client.call(command, ...args)) }
+    const store = redisStore({ client: spy, prefix, inspect: false })
+    const seen = { uid: UID, amountSen: 100, buyerEmail: 'b@example.com', buyerName: null }
+    const lease = (exchangeNumber: string, orderNumber: string) => ({ exchangeNumber, state: 'succeeded' as const, owner: randomUUID(), orderNumber, uid: UID })
+    // Warm-up: the scripts cached.
+    const warm = lease('EX-W', 'W')
+    await store.claim({ ...warm, leaseMs: 30_000 })
+    await store.complete({ ...warm, seen })
+    await store.claim({ ...lease('EX-W2', 'W2'), leaseMs: 30_000 })
+    await store.release({ ...lease('EX-W2', 'W2'), failure: { message: 'x' } })
+    const paying = lease('EX-A', 'A')
+    const failing = lease('EX-B', 'B')
+    for (const [name, step] of [
+      ['claim', () => store.claim({ ...paying, leaseMs: 30_000 })],
+      ['complete', () => store.complete({ ...paying, seen })],
+      ['duplicate', () => store.claim({ ...lease('EX-A', 'A'), leaseMs: 30_000 })],
+      ['claim again', () => store.claim({ ...failing, leaseMs: 30_000 })],
+      ['release after a failure', () => store.release({ ...failing, failure: { message: 'handler threw', seen } })],
+    ] as const) {
+      commands = []
+      await step()
+      expect([name, commands.filter((command) => command !== 'EVAL')]).toEqual([name, ['EVALSHA']])
+    }
+    expect(await store.paymentBook().find('A')).toMatchObject({ kind: 'result', status: 'succeeded' })
+    expect(await store.paymentBook().find('B')).toMatchObject({ kind: 'result', failures: 1 })
+  })
+
+  it('indexes a book of the first version once, before its first question, and answers it whole', async () => {
+    const { prefix, book } = counted('first-version')
+    const base = `${prefix}{book}:`
+    // Two payments as the first version kept them: no operator's indexes, none of the later fields.
+    const old = (order: string, fields: Record<string, string>) =>
+      client.hset(`${base}payment:${UID.length}:${UID}:${order}`, {
+        lookups: '0', asked: '1020', last: '', next: '', state: '', exchange: '',
+        created: JSON.stringify({ amountSen: 1020, uid: UID, kind: 'form', attached: {} }),
+        ...fields,
+      })
+    await old('OLD-OPEN', { status: 'open', createdAt: '1700000000000', next: '1700000000000' })
+    await old('OLD-PAID', { status: 'succeeded', state: 'succeeded', exchange: 'EX-OLD', createdAt: '1700000001000' })
+    await client.pexpire(`${base}payment:${UID.length}:${UID}:OLD-PAID`, DAY_MS)
+    await client.zadd(`${base}open`, 1700000000000, `OLD-OPEN\0${UID}`)
+    commands = []
+    expect((await book.list()).payments.map((payment) => payment.orderNumber)).toEqual(['OLD-PAID', 'OLD-OPEN'])
+    expect(commands).toContain('SCAN')
+    expect(await client.get(`${base}indexed`)).toBe('2')
+    expect((await book.list({ status: 'succeeded' })).payments.map((payment) => payment.orderNumber)).toEqual(['OLD-PAID'])
+    expect((await book.list({ search: 'EX-OLD' })).payments.map((payment) => payment.orderNumber)).toEqual(['OLD-PAID'])
+    const window = { from: new Date(1_699_990_000_000), to: new Date(1_700_000_002_000) }
+    expect((await book.overview(window)).byStatus).toEqual({ open: 1, succeeded: 1, failed: 0, abandoned: 0 })
+    // Indexed once: another store on the same book asks no more.
+    const again = redisStore({ client: { call: (command: string, ...args: string[]) => (commands.push(command), client.call(command, ...args)) }, prefix, inspect: false })
+    commands = []
+    await again.paymentBook().list()
+    expect(commands).not.toContain('SCAN')
+  })
+
+  it('forgets the index entries of a closed payment once its hash expired', async () => {
+    const { prefix, book } = counted('expired', 100)
+    const base = `${prefix}{book}:`
+    await book.record(createdPayment({ orderNumber: 'GONE', buyerEmail: 'Gone@Example.com', createdAt: new Date(1_000) }))
+    await book.record(createdPayment({ orderNumber: 'KEPT', buyerEmail: 'kept@example.com', createdAt: new Date(2_000) }))
+    await book.settle(ref('GONE'), 'succeeded', 'EX-GONE')
+    const member = `GONE\0${UID}`
+    expect(await client.zscore(`${base}status:succeeded`, member)).toBe('1000')
+    expect(await client.hget(`${base}exchanges`, 'EX-GONE')).toBe(member)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect((await book.list()).payments.map((payment) => payment.orderNumber)).toEqual(['KEPT'])
+    for (const set of ['all', 'status:succeeded', 'settled:succeeded', 'expiring']) expect([set, await client.zscore(`${base}${set}`, member)]).toEqual([set, null])
+    expect(await client.hget(`${base}exchanges`, 'EX-GONE')).toBeNull()
+    expect(await client.hget(`${base}terms`, member)).toBeNull()
+    expect(await client.zrange(`${base}emails`, '0', '-1')).toEqual([`kept@example.com\0KEPT\0${UID}`])
+  })
+
   it('drops from its indexes an open payment whose hash is gone, once a listing meets it', async () => {
     const { prefix, book } = counted('gone')
     await book.record(payment('A', 1_000))

@@ -7,68 +7,26 @@ import { redisStore } from '../../src/stores/redis/store.js'
 import { luaScript, rawCommand } from '../../src/stores/redis/client.js'
 import { CLAIM } from '../../src/stores/redis/payment-key.js'
 import { isRegression } from '../../src/contract/store.js'
-import { storeContract } from './contract.js'
 import { connectedRedis, dropAndQuit } from './redis-scratch.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
 
 /*
- * The claim script's twin of the stale rule (isRegression in src/contract/store.ts). The plain `SET … NX GET` decides
- * most late deliveries in TypeScript, so a broken rule in the Lua would only show where the script alone decides:
- * on a Redis before 7.0 (every claim is the script), and wherever the key holds a lease, live or expired.
+ * The claim script's twin of the stale rule (isRegression in src/contract/store.ts), where it matters most: over
+ * every set of handled states, and wherever the key holds a lease, live or expired.
  */
 
 const available = await serviceAvailable('Redis', REDIS_URL)
 const RUN_PREFIX = `fpx-test:${randomUUID()}:`
 
-/** A client that answers a SET carrying both NX and GET as a server before 7.0 does, so every claim is the script. */
-function olderServer(client: Redis): { call(command: string, ...args: string[]): Promise<unknown>; plainTries: () => number } {
-  const send = rawCommand(client)
-  let tries = 0
-  return {
-    call: async (command, ...args) => {
-      if (command === 'SET' && args.includes('NX') && args.includes('GET')) {
-        tries++
-        throw new Error('ERR syntax error')
-      }
-      return send([command, ...args])
-    },
-    plainTries: () => tries,
-  }
-}
-
-describe.skipIf(!available)('Redis claim script: the stale rule where the script alone decides', () => {
+describe.skipIf(!available)('Redis claim script: the stale rule', () => {
   let client: Redis
   beforeAll(async () => {
     client = await connectedRedis()
   })
   afterAll(() => dropAndQuit(client, RUN_PREFIX))
 
-  // The whole store contract (late pending, failure after success, takeover of expired leases) through the script.
-  storeContract({
-    name: 'redis, every claim through the script (before 7.0)',
-    shared: true,
-    open: async (options) => ({
-      store: redisStore({ client: olderServer(client), prefix: `${RUN_PREFIX}older-contract:`, inspect: false, ...options }),
-      close: async () => {},
-      keptTimeline: (kind, value) => client.llen(`${RUN_PREFIX}older-contract:timeline:${kind}:${value}`),
-    }),
-  })
-
-  it('calls a late 99 stale after its 00 on a Redis before 7.0, having tried the plain claim once', async () => {
-    const older = olderServer(client)
-    const store = redisStore({ client: older, prefix: `${RUN_PREFIX}older:`, inspect: false })
-    const ex = `EX-${randomUUID()}`
-    const approved = { exchangeNumber: ex, state: 'succeeded' as const, owner: 'first' }
-    expect(await store.claim({ ...approved, leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: null })
-    expect(await store.complete(approved)).toBe(true)
-    expect(await store.claim({ exchangeNumber: ex, state: 'pending', owner: 'second', leaseMs: 30_000 })).toEqual({ outcome: 'stale', currentState: 'succeeded' })
-    expect(await store.claim({ exchangeNumber: ex, state: 'failed', owner: 'third', leaseMs: 30_000 })).toEqual({ outcome: 'stale', currentState: 'succeeded' })
-    expect(older.plainTries()).toBe(1)
-  })
-
   it('calls a late 99 stale when the key holds an expired lease of a later state', async () => {
-    // A failure handled, then a success claimed by a process that died: its lease has ended, its value is still
-    // there, so the plain claim hands the late 99 to the script.
+    // A failure handled, then a success claimed by a process that died: its lease has ended, its value is still there.
     const prefix = `${RUN_PREFIX}expired:`
     const store = redisStore({ client, prefix, inspect: false })
     const ex = `EX-${randomUUID()}`

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createReceiver, type Receiver, type ReceiverResponse, type ReceiverStore } from '../../src/index.js'
+import { createReceiver, type Receiver, type ReceiverResponse, type ReceiverStore, type TimelineEntry } from '../../src/index.js'
 import { type RedisClientLike, redisStore } from '../../src/stores/redis/store.js'
 import { rawCommand } from '../../src/stores/redis/client.js'
 import { redisInbox } from '../../src/stores/redis/inbox.js'
@@ -129,7 +129,7 @@ describe.skipIf(!available)('Redis store', () => {
         expect(await store.complete(held)).toBe(true)
         expect(await keysMatching(`*${ex}*`)).toEqual([key])
         expect(await admin.get(key)).toBe(`4:D::succeeded:${held.owner}`)
-        // Neither a duplicate nor a regression writes anything: the plain claim's SET is NX.
+        // Neither a duplicate nor a regression writes anything.
         expect((await store.claim({ ...lease(ex), leaseMs: 30_000 })).outcome).toBe('duplicate')
         expect((await store.claim({ ...lease(ex), state: 'pending', leaseMs: 30_000 })).outcome).toBe('stale')
         expect(await admin.get(key)).toBe(`4:D::succeeded:${held.owner}`)
@@ -261,26 +261,109 @@ describe.skipIf(!available)('Redis store', () => {
         }
       })
 
-      it('claims through the script alone on a Redis that refuses SET with NX and GET (before 7.0)', async () => {
+      it('claims, completes, releases and writes a timeline batch in one command each, the order read and settled in them', async () => {
         const send = rawCommand(connection.client)
-        let plainTries = 0
-        // A server before 7.0 answers a SET carrying both NX and GET with a syntax error.
-        const olderServer = {
-          call: async (command: string, ...args: string[]) => {
-            if (command === 'SET' && args.includes('GET')) {
-              plainTries++
-              throw new Error('ERR syntax error')
-            }
-            return send([command, ...args])
-          },
+        let commands: string[] = []
+        const spy = { call: (command: string, ...args: string[]) => (commands.push(command), send([command, ...args])) }
+        const prefix = `${RUN_PREFIX}${name}:one-command:`
+        const store = redisStore({ client: spy, prefix, inspect: false, retentionMs: 3_600_000 })
+        const [uid, orderNumber, ex, other] = ['uid-1', `ORD-${randomUUID()}`, exchange(), exchange()]
+        await store.paymentBook().record({ orderNumber, amountSen: 1020, uid, kind: 'form', createdAt: new Date(), exchangeNumber: null, attached: {} })
+        // Each script once, so that the server has them cached.
+        const warm = { ...lease(exchange()), orderNumber, uid: 'warm-up' }
+        await store.claim({ ...warm, leaseMs: 30_000 })
+        await store.release(warm)
+        await store.claim({ ...warm, leaseMs: 30_000 })
+        await store.complete(warm)
+        await store.appendTimeline([])
+        const counted = async <T>(step: () => Promise<T>): Promise<[T, string[]]> => {
+          commands = []
+          const result = await step()
+          return [result, commands]
         }
-        const store = redisStore({ client: olderServer, prefix: `${RUN_PREFIX}${name}:older:`, inspect: false })
-        const held = lease(exchange())
-        expect(await store.claim({ ...held, leaseMs: 30_000 })).toEqual({ outcome: 'claimed', previousState: null })
-        expect((await store.claim({ ...lease(held.exchangeNumber), leaseMs: 30_000 })).outcome).toBe('busy')
-        expect(await store.complete(held)).toBe(true)
-        expect(await store.claim({ ...lease(held.exchangeNumber), leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
-        expect(plainTries).toBe(1)
+        const paying = { ...lease(ex), orderNumber, uid }
+        expect(await counted(() => store.claim({ ...paying, leaseMs: 30_000 }))).toEqual([
+          expect.objectContaining({ outcome: 'claimed', previousState: null, paidBy: null, booked: expect.objectContaining({ orderNumber, uid, status: 'open' }) }),
+          ['EVALSHA'],
+        ])
+        expect(await counted(() => store.complete(paying))).toEqual([true, ['EVALSHA']])
+        expect(await admin.get(`${prefix}paid:${uid.length}:${uid}:${orderNumber}`)).toBe(ex)
+        expect(await admin.pttl(`${prefix}paid:${uid.length}:${uid}:${orderNumber}`)).toBeGreaterThan(3_000_000)
+        expect(await store.paymentBook().find(orderNumber, { uid })).toMatchObject({ status: 'succeeded', state: 'succeeded', exchangeNumber: ex })
+        expect(await counted(() => store.claim({ ...lease(ex), leaseMs: 30_000 }))).toEqual([{ outcome: 'duplicate' }, ['EVALSHA']])
+        const late = { ...lease(other), state: 'failed' as const, orderNumber, uid }
+        expect(await counted(() => store.claim({ ...late, leaseMs: 30_000 }))).toEqual([expect.objectContaining({ outcome: 'claimed', paidBy: ex }), ['EVALSHA']])
+        expect(await counted(() => store.release(late))).toEqual([true, ['EVALSHA']])
+        // Three deliveries' entries, of three payments of the order: six lists in one command.
+        const entries = [ex, other, exchange()].flatMap((exchangeNumber) =>
+          (['received', 'verified', 'processed'] as const).map(
+            (event): TimelineEntry => ({
+              at: new Date(),
+              event,
+              exchangeNumber,
+              orderNumber,
+              state: 'succeeded',
+              source: 'callback',
+              attempt: exchangeNumber,
+              verified: true,
+              code: null,
+              status: null,
+              message: null,
+            }),
+          ),
+        )
+        expect(await counted(() => store.appendTimeline(entries))).toEqual([undefined, ['EVALSHA']])
+        expect(await admin.llen(`${prefix}timeline:order:${orderNumber}`)).toBe(9)
+        expect(await admin.llen(`${prefix}timeline:exchange:${ex}`)).toBe(3)
+        expect(await admin.pttl(`${prefix}timeline:exchange:${ex}`)).toBeGreaterThan(3_000_000)
+      })
+
+      it('reads and carries on what the previous version wrote: payment keys, a booked payment, timelines', async () => {
+        const prefix = `${RUN_PREFIX}${name}:previous:`
+        const store = redisStore({ client: connection.client, prefix, inspect: false, retentionMs: 3_600_000 })
+        const [ex, leased, uid, order] = [exchange(), exchange(), 'uid-old', `ORD-${randomUUID()}`]
+        // As the store of ca7bdc0 left them (a booked payment whose 99 was handled, and a first claim in flight).
+        const member = `${order}\0${uid}`
+        await admin.set(`${prefix}{${ex}}:handled`, '1:D::pending:o1', 'PX', 3_600_000)
+        await admin.set(`${prefix}{${leased}}:handled`, '0:L::succeeded:crashed', 'PX', 30_000)
+        await admin.hset(`${prefix}{book}:payment:${uid.length}:${uid}:${order}`, {
+          status: 'open', lookups: '0', asked: '1020', exchange: ex, last: '', createdAt: '1700000000000', next: '1700000000000', state: 'pending',
+          created: JSON.stringify({ amountSen: 1020, uid, kind: 'payment', attached: { sku: 'A1' } }),
+        })
+        await admin.hset(`${prefix}{book}:order:${order}`, { [uid]: '1700000000000', '': '1' })
+        await admin.zadd(`${prefix}{book}:open`, 1700000000000, member)
+        await admin.zadd(`${prefix}{book}:due`, 1700000000000, member)
+        const written = { at: 1700000001000, event: 'processed', exchangeNumber: ex, orderNumber: order, state: 'pending', source: 'callback', attempt: 'a-1', verified: true, code: null, status: 200, message: null } as const
+        await admin.rpush(`${prefix}timeline:exchange:${ex}`, JSON.stringify(written))
+
+        expect(await store.claim({ ...lease(ex), state: 'pending', leaseMs: 30_000 })).toEqual({ outcome: 'duplicate' })
+        const final = { ...lease(ex), orderNumber: order, uid }
+        expect(await store.claim({ ...final, leaseMs: 30_000 })).toEqual({
+          outcome: 'claimed',
+          previousState: 'pending',
+          paidBy: null,
+          booked: {
+            orderNumber: order, amountSen: 1020, askedSen: [1020], uid, kind: 'payment', createdAt: new Date(1700000000000), exchangeNumber: ex,
+            attached: { sku: 'A1' }, status: 'open', state: 'pending', lookups: 0, lastLookupAt: null, nextLookupAt: new Date(1700000000000),
+            // Fields the previous version did not keep: none known.
+            buyerEmail: null, buyerName: null, failures: 0, lastFailure: null, settledAt: null,
+          },
+        })
+        expect(await store.complete(final)).toBe(true)
+        expect(await admin.get(`${prefix}{${ex}}:handled`)).toBe(`5:D::succeeded:${final.owner}`)
+        expect(await store.paymentBook().find(order)).toMatchObject({ status: 'succeeded', state: 'succeeded', exchangeNumber: ex })
+        expect(await admin.exists(`${prefix}{book}:open`, `${prefix}{book}:due`)).toBe(0)
+        expect(await admin.hget(`${prefix}{book}:order:${order}`, '')).toBe('0')
+        // A first claim in flight: its owner's lease holds until the key expires, and the owner can complete it.
+        expect((await store.claim({ ...lease(leased), leaseMs: 30_000 })).outcome).toBe('busy')
+        expect(await store.complete({ exchangeNumber: leased, state: 'succeeded', owner: 'crashed' })).toBe(true)
+        expect(await admin.get(`${prefix}{${leased}}:handled`)).toBe('4:D::succeeded:crashed')
+        // The timeline's lists take new entries after the old ones.
+        await store.appendTimeline([{ ...written, at: new Date(1700000002000), event: 'duplicate', state: 'pending', source: 'callback' }])
+        expect((await store.readTimeline({ exchangeNumber: ex })).map((entry) => [entry.event, entry.at.getTime()])).toEqual([
+          ['processed', 1700000001000],
+          ['duplicate', 1700000002000],
+        ])
       })
 
       it('sends its scripts again when Redis forgot them (SCRIPT FLUSH, restart, failover)', async () => {
@@ -316,7 +399,7 @@ describe.skipIf(!available)('Redis store', () => {
       const runs = new Map<string, number>()
       const hold = new Gate()
       const receivers = stores.map((store, i) => {
-        const receiver = createReceiver({ checksumToken: TOKEN, store, leaseMs: leaseMs[i] })
+        const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs: leaseMs[i] })
         made.push(receiver)
         receiver.on('payment.succeeded', async (event) => {
           runs.set(event.payment.exchangeNumber, (runs.get(event.payment.exchangeNumber) ?? 0) + 1)

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { MAX_PASS_FAILURES } from '../../src/contract/sweep-pass.js'
 import { createdPayment, MINUTE, type OpenSpace, sleep } from './payment-book-fixtures.js'
 
 /**
@@ -64,6 +65,32 @@ export function sweepLockContract(open: OpenSpace): void {
       await lock.release('b', next.token)
       expect(await book.noteLookup(payment, { at: new Date(), nextLookupAt: new Date() }, old.token)).toBe(false)
       expect(await book.noteLookup(payment, { at: new Date(), nextLookupAt: new Date() }, next.token)).toBe(true)
+    })
+
+    it('says who holds the lock and until when, and keeps the latest pass noted, for any process to read', async () => {
+      const { space, lock } = await open()
+      const { lock: elsewhere } = await open(space)
+      expect(await lock.status()).toEqual({ holder: null, heldUntil: null, lastPass: null })
+      const before = Date.now()
+      const held = (await lock.acquire('sweeper-a', MINUTE))!
+      const status = await elsewhere.status()
+      expect(status).toMatchObject({ holder: 'sweeper-a', lastPass: null })
+      // The lease's end as the store's clock has it, read back on this one: within the ttl of now, give or take.
+      expect(status.heldUntil!.getTime()).toBeGreaterThan(before + MINUTE - 5_000)
+      expect(status.heldUntil!.getTime()).toBeLessThan(Date.now() + MINUTE + 5_000)
+      const first = { at: new Date(t0), holder: 'sweeper-a', nextAt: new Date(t0 + MINUTE), lookups: 3, found: 1, closed: 1, failures: [{ orderNumber: 'ORD-1', message: 'the status API could not be asked (timeout)' }] }
+      await lock.notePass(first)
+      expect((await elsewhere.status()).lastPass).toEqual(first)
+      const many = Array.from({ length: MAX_PASS_FAILURES + 5 }, (_, i) => ({ orderNumber: `ORD-${i}`, message: 'failed' }))
+      const second = { ...first, at: new Date(t0 + MINUTE), nextAt: null, failures: many }
+      await elsewhere.notePass(second)
+      expect((await lock.status()).lastPass).toEqual({ ...second, failures: many.slice(0, MAX_PASS_FAILURES) })
+      await lock.release('sweeper-a', held.token)
+      expect(await elsewhere.status()).toEqual({ holder: null, heldUntil: null, lastPass: { ...second, failures: many.slice(0, MAX_PASS_FAILURES) } })
+      // A pass noted before any lock was taken leaves the tokens as they were: the first holder still gets a token.
+      const { lock: fresh } = await open()
+      await fresh.notePass(first)
+      expect((await fresh.acquire('b', MINUTE))?.token).toBeGreaterThan(0)
     })
 
     it('gives the lock to exactly one of many concurrent acquirers across connections, and tokens never repeat', async () => {

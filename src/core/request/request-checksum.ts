@@ -1,5 +1,5 @@
 import { assertChecksumToken } from '../checksum-token.js'
-import { hmacSha256Hex } from '../hmac.js'
+import { hmacSha256HexSync } from '../crypto.js'
 
 /** The fields signed when creating a payment (spec, Authentication 5), in their fixed order. */
 export interface PaymentRequestChecksumFields {
@@ -40,5 +40,5 @@ export function requestChecksum(fields: PaymentRequestChecksumFields, checksumTo
     if (typeof value !== 'string') throw new TypeError(`requestChecksum: field "${name}" must be text`)
     return value
   })
-  return hmacSha256Hex(checksumToken, parts.join('|'))
+  return hmacSha256HexSync(checksumToken, parts.join('|'))
 }

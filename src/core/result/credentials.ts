@@ -1,73 +1,78 @@
 import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
 import { quotedName, ReceiverError } from './errors.js'
-import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
-import type { Message, Rendering, SignedText } from './message.js'
 
 /*
  * The receiver's credential sets in one place: which Checksum Token a message's uid chooses (the set it names, or
- * the only set whatever the uid), the sets tried when the uid names none, the HMAC trials over them, and the one
- * `unknown_uid` refusal.
+ * the only set whatever the uid), the sets tried when the uid names none, and the one `unknown_uid` refusal.
  */
 
 export interface CredentialSet {
-  /** API UID: the `uid` field of messages signed with this set. */
+  /** API UID: the `uid` field of messages signed with this set, and the Basic-auth username. */
   readonly uid: string
   readonly checksumToken: string
+  /** The Auth Token: with it (and `environment`), the receiver confirms results over the API with this set. */
+  readonly authToken?: string
 }
 
 /** Exactly one way to find the Checksum Token that signed a message. */
 export type CredentialOptions =
-  | { checksumToken: string; credentials?: never; resolveChecksumToken?: never }
-  | { credentials: readonly CredentialSet[]; checksumToken?: never; resolveChecksumToken?: never }
+  | { checksumToken: string; credentials?: never; resolveChecksumToken?: never; resolveCredentials?: never }
+  | { credentials: CredentialSet | readonly CredentialSet[]; checksumToken?: never; resolveChecksumToken?: never; resolveCredentials?: never }
   | {
       /** For partners and many merchants: look the token up by the message's uid; return nothing if unknown. */
       resolveChecksumToken: (uid: string) => string | null | undefined | Promise<string | null | undefined>
       checksumToken?: never
       credentials?: never
+      resolveCredentials?: never
+    }
+  | {
+      /** As resolveChecksumToken, with the whole set (and its Auth Token, to confirm over the API). */
+      resolveCredentials: (uid: string) => CredentialSet | null | undefined | Promise<CredentialSet | null | undefined>
+      checksumToken?: never
+      credentials?: never
+      resolveChecksumToken?: never
     }
 
 /**
  * Which configured credential set authenticated a message, when the receiver was given `credentials`:
  * - `uid`: the message's uid is the set's API UID (the usual case, one HMAC);
  * - `only`: one set is configured, so it was used whatever the message's uid;
- * - `checksum`: the message's uid matched no set (real messages may sign a merchant id that is not the API UID),
- *   and this set's Checksum Token was the one whose HMAC matched.
- * Never carries the token.
+ * - `checksum`: the message's uid matched no set, and this set's Checksum Token was the one whose HMAC matched.
+ * Never carries a token.
  */
 export interface MatchedCredential {
   /** The API UID of the matching set, as configured. */
   readonly uid: string
-  /** Its position in `credentials`. */
+  /** Its position in `credentials` (-1 for a set a resolver gave). */
   readonly index: number
   readonly by: 'uid' | 'only' | 'checksum'
 }
 
-/**
- * The matched sets whose Checksum Token another configured set has too: the checksum cannot tell those apart, and
- * the set chosen is the one the message's uid field named, which a buyer can rename another value into.
- */
-const SHARED_TOKEN = new WeakSet<MatchedCredential>()
-
-/** A Checksum Token to try, and what to report when it matches (undefined without `credentials`). */
+/** A Checksum Token to try, and what to report when it matches. */
 export interface CandidateKey {
   readonly token: string
   readonly credential: MatchedCredential | undefined
-  /** The API UID the token was looked up by (resolveChecksumToken), when no configured set says it. */
-  readonly uid?: string
+  /**
+   * The API UID whose token this is, when the checksum proves it: undefined with one bare checksumToken, and when
+   * several configured sets share the token (the set chosen is then the one the message's uid named, which a buyer
+   * can rename another value into).
+   */
+  readonly signer: string | undefined
+  /** The whole set, for the API client that confirms what it signed. */
+  readonly set: CredentialSet | undefined
 }
 
-/**
- * The key for a message's uid: synchronously when it can be (the hot path: a map lookup, no allocation), a promise
- * with `resolveChecksumToken`, or undefined when the uid names none of several sets (then every set in `fallback`
- * is tried). Throws, or rejects with, `unknown_uid` when no key can be chosen.
- */
-export type KeyLookup = (uid: string | undefined) => CandidateKey | Promise<CandidateKey> | undefined
-
 export interface Credentials {
-  readonly keyFor: KeyLookup
-  /** Every set, for a message whose uid names none; undefined unless several sets are configured. */
-  readonly fallback: readonly CandidateKey[] | undefined
+  /**
+   * The keys to try for a message's uid, in order; whether they are every set's because the uid named none
+   * (fallback); and the other configured sets' keys, which a diagnosis tries.
+   */
+  keysFor(uid: string | undefined): Promise<{ keys: readonly CandidateKey[]; fallback: boolean; others: readonly CandidateKey[] }>
+  /** Every configured set (for sweeping and the API clients), empty with a bare token or a resolver. */
+  readonly sets: readonly CredentialSet[]
+  /** Whether every way of finding a token also gives an Auth Token: then results can be confirmed. */
+  readonly confirmable: boolean
 }
 
 /**
@@ -88,115 +93,103 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   )
 }
 
-function checkedUid(uid: unknown, where: string): string {
-  if (typeof uid !== 'string' || uid === '') throw new TypeError(`${where} must be a non-empty string`)
-  return uid
+function checkedSet(set: CredentialSet, where: string): CredentialSet {
+  if (set === null || typeof set !== 'object') throw new TypeError(`${where} must be { uid, checksumToken, authToken? }`)
+  if (typeof set.uid !== 'string' || set.uid === '') throw new TypeError(`${where}.uid must be a non-empty string (it is ${set.uid === undefined ? 'undefined' : typeof set.uid})`)
+  if (!isChecksumToken(set.checksumToken))
+    throw new TypeError(`${where}.checksumToken must be a non-empty string (it is ${set.checksumToken === undefined ? 'undefined' : 'not a usable token'})`)
+  if (set.authToken !== undefined && (typeof set.authToken !== 'string' || set.authToken === ''))
+    throw new TypeError(`${where}.authToken must be a non-empty string when given`)
+  return set
 }
 
-function checkedToken(token: unknown, where: string): string {
-  if (!isChecksumToken(token)) throw new TypeError(`${where} must be a non-empty string (and not NUL characters only)`)
-  return token
+/** The configured sets, prepared once: one key per set and way of choosing it. */
+function setsOf(given: CredentialSet | readonly CredentialSet[]): Credentials {
+  const list = Array.isArray(given) ? (given as readonly CredentialSet[]) : [given as CredentialSet]
+  if (list.length === 0) throw new TypeError('credentials must hold at least one credential set')
+  const checked = list.map((set, i) => checkedSet(set, Array.isArray(given) ? `credentials[${i}]` : 'credentials'))
+  // A uid given twice keeps its first place and its last set (and that set's index).
+  const byUidGiven = new Map<string, { set: CredentialSet; index: number }>()
+  checked.forEach((set, index) => byUidGiven.set(set.uid, { set, index }))
+  const sets = [...byUidGiven.values()].map(({ set }) => set)
+  const indexOf = new Map([...byUidGiven.values()].map(({ set, index }) => [set, index]))
+  const holders = new Map<string, number>()
+  for (const set of sets) holders.set(set.checksumToken, (holders.get(set.checksumToken) ?? 0) + 1)
+  const keyOf = (set: CredentialSet, by: MatchedCredential['by']): CandidateKey => ({
+    token: set.checksumToken,
+    credential: Object.freeze({ uid: set.uid, index: indexOf.get(set) ?? -1, by }),
+    signer: (holders.get(set.checksumToken) ?? 0) > 1 ? undefined : set.uid,
+    set,
+  })
+  const byUid = new Map(sets.map((set) => [set.uid, keyOf(set, 'uid')]))
+  const only = sets.length === 1 ? keyOf(sets[0] as CredentialSet, 'only') : undefined
+  const all = sets.map((set) => keyOf(set, 'checksum'))
+  return {
+    sets,
+    confirmable: sets.every((set) => set.authToken !== undefined),
+    keysFor: async (uid) => {
+      // One set signed the message whatever uid it carries (real messages may sign a merchant id instead).
+      const named = (uid === undefined ? undefined : byUid.get(uid)) ?? only
+      if (named === undefined) return { keys: all, fallback: true, others: [] }
+      return { keys: [named], fallback: false, others: all.filter((key) => key.token !== named.token) }
+    },
+  }
 }
 
-/** What a looked-up token was instead of one, in words that never hold its value. */
+/** What a resolver gave instead of a token, in words that never hold its value. */
 function notAToken(token: unknown): string {
   if (typeof token === 'string') return 'NUL characters only'
   if (typeof token !== 'object') return `a ${typeof token}`
-  return Buffer.isBuffer(token) ? 'a Buffer' : Array.isArray(token) ? 'an array' : 'an object'
+  return Array.isArray(token) ? 'an array' : 'an object'
 }
 
-/** The configured sets, prepared once: one frozen key per set and way of choosing it. */
-function setsOf(sets: readonly CredentialSet[]): Credentials {
-  // A uid given twice keeps its first place and its last token and index.
-  const tokens = new Map<string, { token: string; index: number }>()
-  for (const [index, set] of sets.entries())
-    tokens.set(checkedUid(set.uid, `credentials[${index}].uid`), { token: checkedToken(set.checksumToken, `credentials[${index}].checksumToken`), index })
-  const entries = [...tokens]
-  const holders = new Map<string, number>()
-  for (const [, { token }] of entries) holders.set(token, (holders.get(token) ?? 0) + 1)
-  const keyOf = ([uid, { token, index }]: (typeof entries)[number], by: MatchedCredential['by']): CandidateKey => {
-    const credential = Object.freeze({ uid, index, by })
-    if ((holders.get(token) ?? 0) > 1) SHARED_TOKEN.add(credential)
-    return Object.freeze({ token, credential })
-  }
-  const byUid = new Map(entries.map((entry) => [entry[0], keyOf(entry, 'uid')]))
-  const first = entries[0]
-  // One set: it signed the message whatever uid it carries (real messages may sign a merchant id instead).
-  const only = entries.length === 1 && first !== undefined ? keyOf(first, 'only') : undefined
-  const fallback = entries.length > 1 ? entries.map((entry) => keyOf(entry, 'checksum')) : undefined
+function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credentials {
+  const name = whole ? 'resolveCredentials' : 'resolveChecksumToken'
+  if (typeof resolve !== 'function') throw new TypeError(`${name} must be a function`)
   return {
-    fallback,
-    keyFor: (uid) => {
-      const key = (uid === undefined ? undefined : byUid.get(uid)) ?? only
-      if (key === undefined && fallback === undefined) throw unknownUid(uid)
-      return key
-    },
-  }
-}
-
-function resolverOf(resolve: unknown): Credentials {
-  if (typeof resolve !== 'function') throw new TypeError('resolveChecksumToken must be a function')
-  return {
-    fallback: undefined,
-    keyFor: async (uid) => {
+    sets: [],
+    confirmable: whole,
+    keysFor: async (uid) => {
       if (uid === undefined) throw unknownUid(uid)
-      let token: unknown
+      let found: unknown
       try {
-        token = await resolve(uid)
+        found = await resolve(uid)
       } catch (error) {
-        throw new ReceiverError('credential_lookup_failed', `resolveChecksumToken threw for uid ${quotedName(uid)}`, { cause: error })
+        throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedName(uid)}`, { cause: error })
       }
-      if (token === null || token === undefined || token === '') throw unknownUid(uid)
-      // Hashed as it is, an empty Buffer or list would be the empty key, and Node's own error for a number quotes it.
+      if (found === null || found === undefined || found === '') throw unknownUid(uid)
+      const token = whole ? (found as CredentialSet).checksumToken : found
       if (!isChecksumToken(token))
-        throw new ReceiverError(
-          'credential_lookup_failed',
-          `resolveChecksumToken gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`,
-        )
+        throw new ReceiverError('credential_lookup_failed', `${name} gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`)
+      const authToken = whole ? (found as CredentialSet).authToken : undefined
+      if (whole && (typeof authToken !== 'string' || authToken === ''))
+        throw new ReceiverError('credential_lookup_failed', `resolveCredentials gave no authToken for uid ${quotedName(uid)}, so its results cannot be confirmed`)
       // Each uid has a token of its own: one that verifies the message names the uid it was looked up by.
-      return { token, credential: undefined, uid }
+      const set = { uid, checksumToken: token, ...(authToken === undefined ? {} : { authToken }) }
+      return { keys: [{ token, credential: undefined, signer: uid, set }], fallback: false, others: [] }
     },
   }
 }
 
+/** The one way the options give to find a message's Checksum Token. TypeError when there is not exactly one. */
 export function credentials(options: CredentialOptions): Credentials {
-  const given = [options.checksumToken, options.credentials, options.resolveChecksumToken].filter((x) => x !== undefined)
-  if (given.length !== 1) throw new TypeError('give exactly one of checksumToken, credentials or resolveChecksumToken')
-  if (options.credentials !== undefined) return setsOf(options.credentials)
-  if (options.resolveChecksumToken !== undefined) return resolverOf(options.resolveChecksumToken)
-  const key: CandidateKey = Object.freeze({ token: checkedToken(options.checksumToken, 'checksumToken'), credential: undefined })
-  return { fallback: undefined, keyFor: () => key }
-}
-
-export interface KeyMatch {
-  readonly rendering: Rendering
-  readonly credential: MatchedCredential | undefined
-}
-
-/**
- * Tries each key against each signed string of the message: O(keys × renderings) HMACs, each compared in
- * constant time. The signed strings are built once (`texts`, when the caller built them). Returns the first match.
- */
-export function matchKeys(
-  message: Message,
-  checksum: string,
-  keys: readonly CandidateKey[],
-  texts: readonly SignedText[] = message.signedTexts(),
-): KeyMatch | undefined {
-  for (const key of keys) {
-    for (const candidate of texts) {
-      if (hexDigestsEqual(hmacSha256Hex(key.token, candidate.data), checksum)) return { rendering: candidate.rendering, credential: key.credential }
-    }
+  const ways = ['checksumToken', 'credentials', 'resolveChecksumToken', 'resolveCredentials'] as const
+  const given = ways.filter((way) => (options as Record<string, unknown>)[way] !== undefined)
+  if (given.length !== 1) {
+    const undefinedOnes = ways.filter((way) => way in options && (options as Record<string, unknown>)[way] === undefined)
+    const why =
+      given.length > 1
+        ? `; ${given.join(' and ')} were both given`
+        : undefinedOnes.length > 0
+          ? `; ${undefinedOnes.join(' and ')} ${undefinedOnes.length > 1 ? 'were' : 'was'} given but undefined (a missing environment variable?)`
+          : ''
+    throw new TypeError(`give exactly one of checksumToken, credentials, resolveChecksumToken or resolveCredentials${why}`)
   }
-  return undefined
-}
-
-/**
- * The API UID whose Checksum Token verified a message: the matched set's, or the uid resolveChecksumToken looked
- * the token up by; undefined with one checksumToken, or when several configured sets share the token (the
- * checksum proves none of them over the others).
- */
-export function signerOf(credential: MatchedCredential | undefined, key: CandidateKey | undefined): string | undefined {
-  if (credential !== undefined) return SHARED_TOKEN.has(credential) ? undefined : credential.uid
-  return key?.uid
+  if (options.credentials !== undefined) return setsOf(options.credentials)
+  if (options.resolveChecksumToken !== undefined) return resolverOf(options.resolveChecksumToken, false)
+  if (options.resolveCredentials !== undefined) return resolverOf(options.resolveCredentials, true)
+  const token = options.checksumToken
+  if (!isChecksumToken(token)) throw new TypeError('checksumToken must be a non-empty string (the Checksum Token from the dashboard)')
+  const key: CandidateKey = { token, credential: undefined, signer: undefined, set: undefined }
+  return { sets: [], confirmable: false, keysFor: async () => ({ keys: [key], fallback: false, others: [] }) }
 }

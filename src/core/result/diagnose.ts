@@ -1,4 +1,4 @@
-import type { RawDelivery } from './body.js'
+import { bodyIsEmpty, decodeForm, queryText, type RawDelivery } from './body.js'
 import type { CandidateKey } from './credentials.js'
 import { type Diagnosis, diagnosisOf, MAX_DIAGNOSIS_HMACS } from './diagnosis.js'
 import { quotedName } from './errors.js'
@@ -7,9 +7,7 @@ import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'
 import { amountFormat, booleanFormat, nullText, plusAndSpace, valuesTrimmed } from './diagnosis-values.js'
 import { compareCodePoints } from '../field-order.js'
 import { PAYMENT_FIELD_RULES } from './fields.js'
-import { decodeForm } from './form.js'
 import type { Message } from './message.js'
-import { bodyIsEmpty, queryText } from './unsigned-query.js'
 import { type FieldValue, isNested, type NestedFields, toFieldValue, toPlain, type FieldInput } from '../values.js'
 
 /**
@@ -76,7 +74,7 @@ const queryAndBody: Family = (trial, subject, delivery) => {
     fields.names.forEach((name, i) => {
       if (names.includes(name)) return
       names.push(name)
-      values.push(fields.value(i))
+      values.push(fields.values[i] as FieldValue)
       added.push(name)
     })
   } catch {
@@ -182,15 +180,16 @@ class SignedParts {
 /** Each field left out in turn: one that was added after signing (a proxy's, a framework's) is then named. */
 const fieldAdded: Family = (trial, subject) => {
   const { message } = subject
-  const flat = !message.hasNestedValues
-  const parts = flat ? message.shape.signedOrder.map((position) => message.textAt(position)) : []
+  const flat = !message.nested
+  const signedFields = flat ? message.signedFields('plain') : []
+  const parts = signedFields.map((field) => field.text)
   const signed = SignedParts.of(parts)
   let tried = 0
   for (const [position, name] of subject.names.entries()) {
     if (name === 'checksum') continue
-    let data: (string | Buffer)[] | undefined
+    let data: string[] | undefined
     if (flat) {
-      const at = message.shape.signedOrder.indexOf(position)
+      const at = signedFields.findIndex((field) => field.name === name)
       // Leaving out either of two equal neighbours gives the same string: tried once.
       if (at > 0 && parts[at - 1] === parts[at]) continue
       data = [signed.without(at)]
@@ -211,11 +210,11 @@ const SERVICE_NAMES = Object.keys(PAYMENT_FIELD_RULES).filter((name) => name !==
 /** An empty field put back at each place in name order (flat messages): one signed empty and dropped since. */
 const fieldDropped: Family = (trial, subject) => {
   const { message } = subject
-  if (message.hasNestedValues) return trial.record('field_dropped', 'an empty field put back at each place in name order: not tried for nested messages', 0)
-  const order = message.shape.signedOrder
-  const parts = order.map((position) => message.textAt(position))
+  if (message.nested) return trial.record('field_dropped', 'an empty field put back at each place in name order: not tried for nested messages', 0)
+  const signedFields = message.signedFields('plain')
+  const parts = signedFields.map((field) => field.text)
   const signed = SignedParts.of(parts)
-  const names = order.map((position) => message.names[position] as string)
+  const names = signedFields.map((field) => field.name)
   let tried = 0
   for (let gap = 0; gap <= parts.length; gap++) {
     // An empty value beside an empty one gives the same string at either side of it.
@@ -226,7 +225,7 @@ const fieldDropped: Family = (trial, subject) => {
       const before = names[gap - 1]
       const after = names[gap]
       const fits = SERVICE_NAMES.filter(
-        (name) => message.shape.index[name] === undefined && (before === undefined || compareCodePoints(before, name) < 0) && (after === undefined || compareCodePoints(name, after) < 0),
+        (name) => !message.has(name) && (before === undefined || compareCodePoints(before, name) < 0) && (after === undefined || compareCodePoints(name, after) < 0),
       )
       const place = before === undefined ? `before ${quotedName(after as string)}` : after === undefined ? `after ${quotedName(before)}` : `between ${quotedName(before)} and ${quotedName(after)}`
       const guess = fits.length === 0 ? '' : `, probably ${fits.length === 1 ? quotedName(fits[0] as string) : `one of ${nameList(fits)}`}`

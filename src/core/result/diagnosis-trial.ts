@@ -2,11 +2,17 @@ import type { RawDelivery } from './body.js'
 import type { CandidateKey } from './credentials.js'
 import { type DiagnosisAttempt, type DiagnosisKind } from './diagnosis.js'
 import { quotedName } from './errors.js'
-import { hexDigestsEqual, hmacSha256Hex } from '../hmac.js'
+import { hmacSha256HexSync } from '../crypto.js'
+import type { ReceivedFields } from './body.js'
 import { type Message, toMessage } from './message.js'
-import { listedFields, type ReceivedFields } from './received-fields.js'
-import { ShapeCache } from './shape.js'
 import type { FieldValue } from '../values.js'
+
+/** Whether two strings of equal length are equal, looking at every character whatever differs first. */
+function sameText(a: string, b: string): boolean {
+  let differences = a.length ^ b.length
+  for (let i = 0; i < a.length && i < b.length; i++) differences |= a.charCodeAt(i) ^ b.charCodeAt(i)
+  return differences === 0
+}
 
 /** One family of candidates: it tries them and records one row. */
 export type Family = (trial: Trial, subject: Subject, delivery: RawDelivery) => void
@@ -32,7 +38,7 @@ export class Trial {
   }
 
   /** Whether one of the signed strings, keyed by one of the tokens, gives the checksum. */
-  matches(data: readonly (string | Buffer)[], tokens: readonly string[]): boolean {
+  matches(data: readonly string[], tokens: readonly string[]): boolean {
     for (const token of tokens) {
       for (const item of data) {
         if (this.hmacs >= this.maxHmacs) {
@@ -40,7 +46,7 @@ export class Trial {
           return false
         }
         this.hmacs++
-        if (hexDigestsEqual(hmacSha256Hex(token, item), this.checksum)) return true
+        if (sameText(hmacSha256HexSync(token, item), this.checksum.toLowerCase())) return true
       }
     }
     return false
@@ -58,8 +64,6 @@ export class Subject {
   readonly values: readonly FieldValue[]
   /** The tokens the message was checked against. */
   readonly tokens: readonly string[]
-  // Candidates share the message's names, so their shape is computed once; a cache of its own, dropped after.
-  private readonly shapes = new ShapeCache(2)
 
   constructor(
     readonly message: Message,
@@ -67,29 +71,29 @@ export class Subject {
     readonly others: readonly CandidateKey[],
   ) {
     this.names = message.names
-    this.values = message.names.map((_, i) => message.fields.value(i))
+    this.values = message.values
     this.tokens = keys.map((key) => key.token)
   }
 
-  /** The signed strings of the message as received, copied (a form's signed bytes are a view reused per call). */
-  signedData(message: Message = this.message): (string | Buffer)[] {
-    return message.signedTexts().map((text) => (typeof text.data === 'string' ? text.data : Buffer.from(text.data)))
+  /** The signed strings of the message as received. */
+  signedData(message: Message = this.message): string[] {
+    return message.signedTexts().map((text) => text.data)
   }
 
   /** The signed strings of a message of these names and values (undefined when they do not make a message). */
-  dataOf(names: readonly string[], values: readonly FieldValue[]): (string | Buffer)[] | undefined {
+  dataOf(names: readonly string[], values: readonly FieldValue[]): string[] | undefined {
     try {
-      const nested = this.message.hasNestedValues || values.some((value) => typeof value === 'object' && value !== null)
-      return this.signedData(toMessage(listedFields(names, values, nested ? 'nested' : 'flat'), this.shapes))
+      return this.signedData(toMessage(names, values))
     } catch {
       return undefined
     }
   }
 
   /** The signed strings of fields decoded afresh (same names, other values), or undefined. */
-  dataOfFields(read: () => ReceivedFields): (string | Buffer)[] | undefined {
+  dataOfFields(read: () => ReceivedFields): string[] | undefined {
     try {
-      return this.signedData(toMessage(read(), this.shapes))
+      const fields = read()
+      return this.signedData(toMessage(fields.names, fields.values))
     } catch {
       return undefined
     }
@@ -99,7 +103,7 @@ export class Subject {
    * The message with `change` applied to every scalar value (nested ones too) of every field, or of `only`, and
    * the top-level fields it changed; undefined when it changed none.
    */
-  mapped(change: (value: FieldValue, name: string) => FieldValue | undefined, only?: string): { data: (string | Buffer)[]; fields: string[] } | undefined {
+  mapped(change: (value: FieldValue, name: string) => FieldValue | undefined, only?: string): { data: string[]; fields: string[] } | undefined {
     const fields: string[] = []
     const values = this.values.map((value, i) => {
       const name = this.names[i] as string

@@ -1,9 +1,7 @@
-import type { RawDelivery } from './body.js'
 import { type DiagnosisKind } from './diagnosis.js'
 import { quotedName } from './errors.js'
 import { type Family, nameList, type Subject, type Trial } from './diagnosis-trial.js'
-import { decodeForm } from './form.js'
-import { bodyIsEmpty, queryText } from './unsigned-query.js'
+import { bodyIsEmpty, decodeForm, queryText, type RawDelivery } from './body.js'
 import type { FieldValue } from '../values.js'
 
 /**
@@ -61,8 +59,7 @@ function formText(delivery: RawDelivery): string | undefined {
   if (bodyIsEmpty(body)) return queryText(delivery.query)
   if (!/^application\/x-www-form-urlencoded\b/i.test(delivery.contentType ?? '')) return undefined
   if (typeof body === 'string') return body
-  if (body instanceof ArrayBuffer) return Buffer.from(body).toString('utf8')
-  if (body instanceof Uint8Array) return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8')
+  if (body instanceof ArrayBuffer || body instanceof Uint8Array) return new TextDecoder().decode(body)
   return undefined
 }
 

@@ -98,13 +98,10 @@ export interface FieldProblem {
 const CHECKED_RULES = Object.entries(PAYMENT_FIELD_RULES as Record<string, FieldRule>).filter(
   ([name]) => name !== 'checksum',
 )
-const PATTERN_RULES = CHECKED_RULES.filter(([, rule]) => rule.pattern !== undefined)
 
 /**
- * The receiver's check, equivalent to `paymentResultSchema` on the fields with rules (but `checksum`) without
- * allocating a parsed copy. `text(name)` gives a field's text, or undefined when it is absent or not text. Used
- * for messages with nested values, where a known field may be one that is not text; a flat message (nearly
- * all) goes through findFlatFieldProblems.
+ * The receiver's check, equivalent to `paymentResultSchema` on the fields with rules (but `checksum`).
+ * `text(name)` gives a field's text, or undefined when it is absent or not text.
  */
 export function findFieldProblems(has: (name: string) => boolean, text: (name: string) => string | undefined): FieldProblem[] {
   let problems: FieldProblem[] | undefined
@@ -114,36 +111,6 @@ export function findFieldProblems(has: (name: string) => boolean, text: (name: s
       value === undefined
         ? !rule.required && !has(field)
         : (value === '' && !rule.required) || rule.pattern === undefined || rule.pattern.test(value)
-    if (!ok) (problems ??= []).push({ field, expected: rule.expected })
-  }
-  return problems ?? []
-}
-
-export interface FieldCheck {
-  readonly field: string
-  readonly rule: FieldRule
-  /** Where the field sits in messages of this shape; undefined when they do not carry it. */
-  readonly position: number | undefined
-}
-
-/** The rules with a pattern, each with its field's position in messages with this index of names: once per shape. */
-export function flatChecks(index: Readonly<Record<string, number>>): readonly FieldCheck[] {
-  return PATTERN_RULES.map(([field, rule]) => ({ field, rule, position: index[field] }))
-}
-
-/**
- * findFieldProblems for a message without nested values (every field is text), with the name lookups done once
- * per shape (flatChecks) rather than per delivery: same rules, same order, same problems.
- */
-export function findFlatFieldProblems(checks: readonly FieldCheck[], message: { textAt(position: number): string }): FieldProblem[] {
-  let problems: FieldProblem[] | undefined
-  for (let i = 0; i < checks.length; i++) {
-    const { field, rule, position } = checks[i] as FieldCheck
-    let ok = !rule.required
-    if (position !== undefined) {
-      const value = message.textAt(position)
-      ok = (value === '' && !rule.required) || (rule.pattern as RegExp).test(value)
-    }
     if (!ok) (problems ??= []).push({ field, expected: rule.expected })
   }
   return problems ?? []

@@ -1,9 +1,7 @@
+import { sortedInByteOrder } from '../field-order.js'
+import { type FieldInput, type FieldValue, isNested, MAX_NESTING_DEPTH, type NestedFields, toFieldValue } from '../values.js'
 import { quotedName, ReceiverError } from './errors.js'
-import { byteOrder } from '../field-order.js'
-import { listedFields, type ReceivedFields } from './received-fields.js'
 import { rubyInspect } from './ruby-inspect.js'
-import { computeShape, type Shape, type ShapeCache } from './shape.js'
-import { type FieldValue, isNested, MAX_NESTING_DEPTH, type NestedFields } from '../values.js'
 
 /**
  * How the signed string was built. `plain` is the only one for messages without nested fields; for nested ones
@@ -13,8 +11,7 @@ export type Rendering = 'plain' | 'ruby' | 'ruby34' | 'flat'
 
 export interface SignedText {
   readonly rendering: Rendering
-  /** The signed string, as text or already as its UTF-8 bytes. */
-  readonly data: string | Buffer
+  readonly data: string
 }
 
 /** The text a value stands for in the signed string: booleans as true/false, null as empty. */
@@ -24,32 +21,34 @@ export function scalarText(value: FieldValue): string {
   return String(value)
 }
 
-function signedValueText(value: FieldValue, rendering: Rendering): string {
-  if (!isNested(value)) return scalarText(value)
-  return rubyInspect(value, rendering === 'ruby34' ? 'ruby34' : 'classic')
-}
-
-/** Top-level fields of one delivery, with nested ones grouped, and the strings its checksum may be over. */
+/**
+ * The top-level fields of one result, in received order, with nested ones grouped (`params[a]=1` → `params: {a}`),
+ * and the strings its checksum may be over.
+ */
 export class Message {
-  constructor(
-    /** Top-level fields; names are unique. */
-    readonly fields: ReceivedFields,
-    readonly shape: Shape,
-    /** Nested messages only: the fields with bracket names, as the `flat` rendering signs them. */
-    private readonly flatFields?: { names: readonly string[]; values: readonly string[] },
-  ) {}
+  private readonly index: Map<string, number>
+  private order: number[] | undefined
 
-  get names(): readonly string[] {
-    return this.fields.names
+  constructor(
+    readonly names: readonly string[],
+    readonly values: readonly FieldValue[],
+    /** Nested messages only: the fields with bracket names, as the `flat` rendering signs them. */
+    private readonly flat?: { readonly names: readonly string[]; readonly values: readonly string[] },
+  ) {
+    this.index = new Map(names.map((name, i) => [name, i]))
   }
 
-  get hasNestedValues(): boolean {
-    return this.flatFields !== undefined
+  get nested(): boolean {
+    return this.flat !== undefined
+  }
+
+  has(name: string): boolean {
+    return this.index.has(name)
   }
 
   get(name: string): FieldValue | undefined {
-    const position = this.shape.index[name]
-    return position === undefined ? undefined : this.fields.value(position)
+    const at = this.index.get(name)
+    return at === undefined ? undefined : this.values[at]
   }
 
   /** The field as text, or undefined when it is absent or nested. */
@@ -58,33 +57,64 @@ export class Message {
     return value === undefined || isNested(value) ? undefined : scalarText(value)
   }
 
-  /** The text of the field at `position`; only for a message without nested values. */
-  textAt(position: number): string {
-    return scalarText(this.fields.value(position))
+  /** The fields other than `names`, in received order (the same values, a message of its own). */
+  without(names: ReadonlySet<string>): Message {
+    const kept = this.names.flatMap((name, i) => (names.has(name) ? [] : [i]))
+    return new Message(
+      kept.map((i) => this.names[i] as string),
+      kept.map((i) => this.values[i] as FieldValue),
+      this.flat,
+    )
   }
 
+  /** Every string the checksum may be over: one for a flat message, one per rendering for a nested one. */
   signedTexts(): SignedText[] {
-    if (this.flatFields === undefined) {
-      const bytes = this.fields.signedBytes?.(this.shape.signedOrder)
-      return [{ rendering: 'plain', data: bytes ?? this.joinSigned('plain') }]
-    }
-    const candidates: SignedText[] = [
-      { rendering: 'ruby', data: this.joinSigned('ruby') },
-      { rendering: 'ruby34', data: this.joinSigned('ruby34') },
+    if (this.flat === undefined) return [{ rendering: 'plain', data: this.join((value) => scalarText(value)) }]
+    const flat = this.flat
+    return [
+      { rendering: 'ruby', data: this.join((value) => (isNested(value) ? rubyInspect(value, 'classic') : scalarText(value))) },
+      { rendering: 'ruby34', data: this.join((value) => (isNested(value) ? rubyInspect(value, 'ruby34') : scalarText(value))) },
+      { rendering: 'flat', data: flatOrder(flat.names).map((i) => flat.values[i]).join('|') },
     ]
-    const { names, values } = this.flatFields
-    const order = byteOrder(names).filter((position) => names[position] !== 'checksum')
-    candidates.push({ rendering: 'flat', data: order.map((position) => values[position]).join('|') })
-    return candidates
   }
 
-  private joinSigned(rendering: Rendering): string {
-    const order = this.shape.signedOrder
-    // join() yields one flat string; `+=` would build a rope the HMAC has to flatten again.
-    const parts = new Array<string>(order.length)
-    for (let i = 0; i < order.length; i++) parts[i] = signedValueText(this.fields.value(order[i] as number), rendering)
-    return parts.join('|')
+  /** The signed string of one rendering (the plain one when nothing is nested). */
+  signedText(rendering: Rendering): string {
+    const texts = this.signedTexts()
+    return (texts.find((text) => text.rendering === rendering) ?? (texts[0] as SignedText)).data
   }
+
+  /** The values in signed order, each as its signed text, with the name it stands under. */
+  signedFields(rendering: Rendering): { name: string; text: string }[] {
+    const flat = this.flat
+    if (rendering === 'flat' && flat !== undefined) return flatOrder(flat.names).map((i) => ({ name: flat.names[i] as string, text: flat.values[i] as string }))
+    const style = rendering === 'ruby34' ? 'ruby34' : 'classic'
+    return this.signedOrder().map((i) => {
+      const value = this.values[i] as FieldValue
+      return { name: this.names[i] as string, text: isNested(value) ? rubyInspect(value, style) : scalarText(value) }
+    })
+  }
+
+  private join(text: (value: FieldValue) => string): string {
+    return this.signedOrder()
+      .map((i) => text(this.values[i] as FieldValue))
+      .join('|')
+  }
+
+  /** Positions of the signed fields, worked out once: every rendering and check reads them. */
+  private signedOrder(): number[] {
+    return (this.order ??= signedOrder(this.names, this.index))
+  }
+}
+
+/** Positions of the signed fields (all but `checksum`) in byte order of their names, which `index` locates. */
+function signedOrder(names: readonly string[], index: ReadonlyMap<string, number>): number[] {
+  return sortedInByteOrder(names.filter((name) => name !== 'checksum')).map((name) => index.get(name) as number)
+}
+
+/** The flat rendering's positions: its bracket names are unique, as grouping them refused repeats. */
+function flatOrder(names: readonly string[]): number[] {
+  return signedOrder(names, new Map(names.map((name, i) => [name, i])))
 }
 
 const BRACKET_NAME = /^([^[\]]+)((?:\[[^[\]]*\])+)$/
@@ -98,38 +128,33 @@ function pathOf(name: string): string[] {
   return [match[1] as string, ...keys]
 }
 
-function repeated(name: string): ReceiverError {
-  return new ReceiverError('duplicate_field', `field ${quotedName(name)} is given more than once or clashes with another field`, {
-    fields: [name],
-  })
+export function repeatedField(name: string): ReceiverError {
+  return new ReceiverError('duplicate_field', `field ${quotedName(name)} is given more than once or clashes with another field`, { fields: [name] })
 }
 
 /**
  * Groups `params[a]=1&params[b]=2` into `params: {a: 1, b: 2}` as Rack does, keeping received key order. A name
- * that is given twice, or used both as a value and as a container, is refused.
+ * given twice, or used both as a value and as a container, is refused.
  */
 function groupBrackets(names: readonly string[], values: readonly FieldValue[]): NestedFields {
   const top: NestedFields = new Map()
-  for (let i = 0; i < names.length; i++) {
-    const name = names[i] as string
-    const value = values[i] as FieldValue
+  names.forEach((name, i) => {
     const path = pathOf(name)
     let container: NestedFields | FieldValue[] = top
-    for (let depth = 0; depth < path.length; depth++) {
-      const key = path[depth] as string
+    path.forEach((key, depth) => {
       const last = depth === path.length - 1
       if (key === '') {
-        if (!Array.isArray(container)) throw repeated(name)
+        if (!Array.isArray(container)) throw repeatedField(name)
         if (!last) throw new ReceiverError('invalid_field_name', `field ${quotedName(name)} nests inside an array, which is not supported`)
-        container.push(value)
-        continue
+        container.push(values[i] as FieldValue)
+        return
       }
-      if (!(container instanceof Map)) throw repeated(name)
+      if (!(container instanceof Map)) throw repeatedField(name)
       const existing: FieldValue | undefined = container.get(key)
       if (last) {
-        if (existing !== undefined) throw repeated(name)
-        container.set(key, value)
-        continue
+        if (existing !== undefined) throw repeatedField(name)
+        container.set(key, values[i] as FieldValue)
+        return
       }
       const wantsArray = path[depth + 1] === ''
       if (existing === undefined) {
@@ -139,14 +164,14 @@ function groupBrackets(names: readonly string[], values: readonly FieldValue[]):
       } else if (wantsArray ? Array.isArray(existing) : existing instanceof Map) {
         container = existing as NestedFields | FieldValue[]
       } else {
-        throw repeated(name)
+        throw repeatedField(name)
       }
-    }
-  }
+    })
+  })
   return top
 }
 
-/** Nested objects as bracket names with scalar values, the way a form body carries them. */
+/** Nested values as bracket names with scalar values, the way a form body carries them. */
 function flatten(name: string, value: FieldValue, names: string[], values: FieldValue[]): void {
   if (value instanceof Map) for (const [key, item] of value) flatten(`${name}[${key}]`, item, names, values)
   else if (Array.isArray(value)) for (const item of value) flatten(`${name}[]`, item, names, values)
@@ -156,22 +181,35 @@ function flatten(name: string, value: FieldValue, names: string[], values: Field
   }
 }
 
-/** Builds the message of a delivery; `shapes` makes the common flat case skip sorting. */
-export function toMessage(fields: ReceivedFields, shapes: ShapeCache): Message {
-  if (fields.layout === 'flat') {
-    const shape = shapes.get(fields.names)
-    if (shape.repeatedName !== undefined) throw repeated(shape.repeatedName)
-    return new Message(fields, shape)
+/** The message of received fields (names may repeat here, and carry brackets): repeats refused, nesting grouped. */
+export function toMessage(names: readonly string[], values: readonly FieldValue[]): Message {
+  if (!names.some((name) => name.includes('[')) && !values.some(isNested)) {
+    const seen = new Set<string>()
+    for (const name of names) {
+      if (seen.has(name)) throw repeatedField(name)
+      seen.add(name)
+    }
+    return new Message(names, values)
   }
   // Form bodies and JSON bodies meet here in one form: every nested value as bracket names.
   const flat = { names: [] as string[], values: [] as FieldValue[] }
-  fields.names.forEach((name, i) => flatten(name, fields.value(i), flat.names, flat.values))
+  names.forEach((name, i) => flatten(name, values[i] as FieldValue, flat.names, flat.values))
   const grouped = groupBrackets(flat.names, flat.values)
-  const names = [...grouped.keys()]
-  const values = [...grouped.values()]
-  const shape = computeShape(names)
-  const top = listedFields(names, values, 'flat')
+  const topValues = [...grouped.values()]
   // A stray `[` in a name (`a[b`) groups into nothing: such a message has one signed string, like any flat one.
-  if (!values.some(isNested)) return new Message(top, shape)
-  return new Message(top, shape, { names: flat.names, values: flat.values.map(scalarText) })
+  if (!topValues.some(isNested)) return new Message([...grouped.keys()], topValues)
+  return new Message([...grouped.keys()], topValues, { names: flat.names, values: flat.values.map(scalarText) })
+}
+
+/** Caller-supplied fields (plain objects or Maps, possibly nested) as a message; undefined values are left out. */
+export function messageOf(fields: Readonly<Record<string, FieldInput>> | ReadonlyMap<string, FieldInput>): Message {
+  const names: string[] = []
+  const values: FieldValue[] = []
+  for (const [name, input] of fields instanceof Map ? fields.entries() : Object.entries(fields)) {
+    const value = toFieldValue(input as FieldInput)
+    if (value === undefined) continue
+    names.push(name)
+    values.push(value)
+  }
+  return toMessage(names, values)
 }

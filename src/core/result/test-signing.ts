@@ -1,5 +1,4 @@
 /** Signing for tests, beside verification: messages signed exactly as the service signs and posts them. */
-import { randomInt } from 'node:crypto'
 import { type MessageChecksumOptions, messageChecksum } from './checksum.js'
 import { encodeForm } from './form-encode.js'
 import type { FieldInput } from '../values.js'
@@ -55,9 +54,7 @@ export function signCallback(fields: Fields, checksumToken: string, options: Sig
 }
 
 function digits(count: number): string {
-  let text = ''
-  for (let i = 0; i < count; i++) text += String(randomInt(10))
-  return text
+  return Array.from(crypto.getRandomValues(new Uint8Array(count)), (byte) => String(byte % 10)).join('')
 }
 
 /**

@@ -1,93 +1,123 @@
-import { STATE_RANK, type PaymentState } from '../../core/payment.js'
+import { type PaymentState, STATE_RANK } from '../../core/payment.js'
+import { ownCopy } from '../../core/values.js'
+import {
+  byNewest,
+  clearsFailures,
+  failureText,
+  listQuery,
+  noStatuses,
+  openByAge,
+  overviewWindow,
+  pageOf,
+  perHour,
+  isPaidFailing,
+  matchesList,
+  HOUR_MS,
+} from '../../contract/book-query.js'
 import {
   askedAgain,
   type BookedPayment,
+  type BookOverview,
   checkedUid,
-  type FindOptions,
-  type PaymentRef,
   type CreatedPayment,
+  type FailureNote,
+  type FindOptions,
+  type ListQuery,
   type LookupNote,
   type OpenQuery,
   openQuery,
   type OpenSummary,
+  type OverviewWindow,
   type PaymentBook,
+  type PaymentPage,
+  type PaymentRef,
   type RecordOutcome,
-  type SweepLock,
+  type SeenResult,
 } from '../../contract/payment-book.js'
-import { offerLocalBook } from '../../contract/local-book.js'
-import { OldestFirst } from './oldest-first.js'
-
-const FORGET_EVERY = 256
+import type { MemorySweepLock } from './sweep-lock.js'
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Oldest created first, then by order_number, then by uid: the order every store lists open payments in. */
-const byCreation = (a: BookedPayment, b: BookedPayment) =>
+export const byCreation = (a: BookedPayment, b: BookedPayment) =>
   a.createdAt.getTime() - b.createdAt.getTime() || compare(a.orderNumber, b.orderNumber) || compare(a.uid, b.uid)
 
 /** One payment's key: order_number and uid, joined by a NUL, which a uid never holds (checkedUid). */
 const keyOf = (payment: PaymentRef) => `${payment.orderNumber}\0${payment.uid}`
 
-interface Closed {
-  readonly booked: BookedPayment
-  /** When the retention after its close ends (ms). */
-  readonly until: number
+/** A new open record's fields but those of its kind (how it came, what was attached, the amounts asked). */
+function fresh(
+  payment: Pick<CreatedPayment, 'orderNumber' | 'uid' | 'amountSen' | 'exchangeNumber' | 'buyerEmail' | 'buyerName'>,
+  createdAt: Date,
+): Omit<BookedPayment, 'kind' | 'attached' | 'askedSen'> {
+  return {
+    orderNumber: payment.orderNumber,
+    uid: payment.uid,
+    amountSen: payment.amountSen,
+    createdAt,
+    exchangeNumber: payment.exchangeNumber,
+    status: 'open',
+    state: null,
+    lookups: 0,
+    lastLookupAt: null,
+    nextLookupAt: createdAt,
+    buyerEmail: payment.buyerEmail ?? null,
+    buyerName: payment.buyerName ?? null,
+    failures: 0,
+    lastFailure: null,
+    settledAt: null,
+  }
+}
+
+/** What a result record attached: nothing, one object for all of them. */
+const NOTHING_ATTACHED = Object.freeze({})
+
+/** The buyer a result names, in strings of their own (ownCopy). */
+function buyerOf(seen: SeenResult | undefined): { buyerEmail: string | null; buyerName: string | null } {
+  const copy = (text: string | null | undefined) => (text == null ? null : ownCopy(text))
+  return { buyerEmail: copy(seen?.buyerEmail), buyerName: copy(seen?.buyerName) }
+}
+
+interface Kept {
+  booked: BookedPayment
+  /** When the retention after its close ends (ms); Infinity while open. */
+  until: number
 }
 
 /**
- * The memory store's book. Open and closed payments are kept apart: the sweeper's questions (listOpen, summary)
- * walk only the open ones, and the closed ones sit in the order they closed, so that retention and the cap forget
- * from the front without a search.
+ * The memory store's book: one Map of payments in the order they were recorded or closed, so that the cap forgets
+ * the payment closed longest ago first, and an index of each order_number's payments by uid.
  */
 export class MemoryPaymentBook implements PaymentBook {
-  private readonly open = new Map<string, BookedPayment>()
-  private readonly closed = new Map<string, Closed>()
-  /**
-   * Each order_number's payments, by uid (nearly always one), to their keys in open and closed: a find without
-   * uid reads them, and a find or settle by uid takes the key made once (no string built per delivery).
-   */
-  private readonly keys = new Map<string, Map<string, string>>()
-  private readonly oldestOpen = new OldestFirst(this.open)
-  private readonly oldestClosed = new OldestFirst(this.closed)
-  private records = 0
+  private readonly payments = new Map<string, Kept>()
+  // Keys in an array: an order has one or a few (a Set per order cost more than the payment's record).
+  private readonly byOrder = new Map<string, string[]>()
 
   constructor(
     private readonly retentionMs: number,
     private readonly maxEntries: number,
     private readonly lock: MemorySweepLock,
-  ) {
-    // The receiver reads the book on every new payment state: it gets the answer without a promise.
-    offerLocalBook(this, { find: (orderNumber, uid) => this.findNow(orderNumber, uid), settle: (...args) => this.settleNow(...args) })
-  }
+  ) {}
 
   async record(payment: CreatedPayment): Promise<RecordOutcome> {
-    const now = Date.now()
-    // Not on every record: a walk from the front steps over the slots that forgetting there left (oldest-first.ts).
-    // Until then held() reads an expired payment as gone, and the cap forgets it first.
-    if (++this.records % FORGET_EVERY === 0) this.forgetExpired(now)
-    checkedUid(payment.uid)
-    const known = this.keyFor(payment)
-    const held = known === undefined ? undefined : this.held(known, now)
-    if (known === undefined || held === undefined) {
-      if (this.open.size + this.closed.size >= this.maxEntries) this.makeRoom()
-      const asked = [payment.amountSen]
-      const key = known ?? keyOf(payment)
-      const uids = this.keys.get(payment.orderNumber)
-      if (uids === undefined) this.keys.set(payment.orderNumber, new Map([[payment.uid, key]]))
-      else uids.set(payment.uid, key)
-      this.open.set(key, { ...payment, askedSen: asked, status: 'open', state: null, lookups: 0, lastLookupAt: null, nextLookupAt: payment.createdAt })
+    const key = keyOf({ orderNumber: payment.orderNumber, uid: checkedUid(payment.uid) })
+    const held = this.held(key)
+    if (held === undefined) {
+      this.forget(key)
+      if (this.payments.size >= this.maxEntries) this.makeRoom()
+      this.add(key, { ...fresh(payment, payment.createdAt), kind: payment.kind, attached: payment.attached, askedSen: [payment.amountSen] })
       return 'created'
     }
-    const again: BookedPayment = {
+    // A second record shows the later creation and keeps status, state and lookups (contract/payment-book.ts).
+    const kept = this.payments.get(key) as Kept
+    kept.booked = {
       ...held,
       ...payment,
       exchangeNumber: payment.exchangeNumber ?? held.exchangeNumber,
       askedSen: askedAgain(held.askedSen, payment.amountSen),
+      buyerEmail: payment.buyerEmail ?? held.buyerEmail,
+      buyerName: payment.buyerName ?? held.buyerName,
     }
-    // In place: a closed one keeps its place among the closed (retention runs from its close).
-    const closed = this.closed.get(known)
-    if (closed !== undefined) this.closed.set(known, { ...closed, booked: again })
-    else this.open.set(known, again)
     return held.askedSen.includes(payment.amountSen) ? 'known' : 'added'
   }
 
@@ -96,15 +126,10 @@ export class MemoryPaymentBook implements PaymentBook {
   }
 
   /** By uid, or the most recently created of the order_number's payments (the only one, for one merchant). */
-  private findNow(orderNumber: string, uid: string | undefined): BookedPayment | undefined {
-    const uids = this.keys.get(orderNumber)
-    if (uids === undefined) return undefined
-    if (uid !== undefined) {
-      const key = uids.get(uid)
-      return key === undefined ? undefined : this.held(key)
-    }
+  findNow(orderNumber: string, uid: string | undefined): BookedPayment | undefined {
+    if (uid !== undefined) return this.held(keyOf({ orderNumber, uid }))
     let latest: BookedPayment | undefined
-    for (const key of uids.values()) {
+    for (const key of this.byOrder.get(orderNumber) ?? []) {
       const booked = this.held(key)
       if (booked !== undefined && (latest === undefined || booked.createdAt > latest.createdAt)) latest = booked
     }
@@ -115,125 +140,164 @@ export class MemoryPaymentBook implements PaymentBook {
     return this.settleNow(payment, state, exchangeNumber)
   }
 
-  private settleNow(payment: PaymentRef, state: PaymentState, exchangeNumber: string): boolean {
-    const now = Date.now()
-    const key = this.keyFor(payment)
-    const booked = key === undefined ? undefined : this.held(key, now)
-    if (key === undefined || booked === undefined) return false
+  settleNow(payment: PaymentRef, state: PaymentState, exchangeNumber: string, seen?: SeenResult): boolean {
+    const key = keyOf(payment)
+    const held = this.held(key)
+    if (held === undefined) return false
+    // Handled: the failures of this rank or lower are over, and a result tells the buyer the creation did not.
+    const learnt = buyerOf(seen)
+    const booked: BookedPayment = {
+      ...held,
+      failures: clearsFailures(state, held.lastFailure?.state ?? null) ? 0 : held.failures,
+      buyerEmail: held.buyerEmail ?? learnt.buyerEmail,
+      buyerName: held.buyerName ?? learnt.buyerName,
+    }
+    ;(this.payments.get(key) as Kept).booked = booked
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
-    const settled = { ...booked, exchangeNumber: booked.exchangeNumber ?? exchangeNumber, state }
-    if (state !== 'pending') this.close(key, { ...settled, status: state, nextLookupAt: null }, now)
+    const now = new Date()
+    const settled = { ...booked, exchangeNumber: booked.exchangeNumber ?? ownCopy(exchangeNumber), state, settledAt: now }
+    if (state !== 'pending') this.close(key, { ...settled, status: state, nextLookupAt: null })
     // Abandoned with no result, and now a 99 came: open again, and due, or nothing would ever look at it.
-    else if (booked.status !== 'open') this.reopen(key, { ...settled, status: 'open', nextLookupAt: new Date(now) })
-    else this.open.set(key, { ...settled, status: 'open' })
+    else if (booked.status !== 'open') this.payments.set(key, { booked: { ...settled, status: 'open', nextLookupAt: now }, until: Number.POSITIVE_INFINITY })
+    else (this.payments.get(key) as Kept).booked = { ...settled, status: 'open' }
     return true
   }
 
+  /**
+   * A completion's part (ReceiverStore.complete): settles the order's booked payment, or records the result of an
+   * order the book does not hold (kind `result`) and settles that.
+   */
+  completeNow(order: { orderNumber: string; uid: string | undefined }, state: PaymentState, exchangeNumber: string, seen: SeenResult | undefined): void {
+    const booked = this.findNow(order.orderNumber, order.uid) ?? (seen === undefined ? undefined : this.seenNow(order.orderNumber, exchangeNumber, seen))
+    if (booked !== undefined) this.settleNow(booked, state, exchangeNumber, seen)
+  }
+
+  /** A release's part after a handler failure: counted on the order's booked payment, recorded first if need be. */
+  failedNow(order: { orderNumber: string; uid: string | undefined }, state: PaymentState, exchangeNumber: string, failure: FailureNote): void {
+    const booked = this.findNow(order.orderNumber, order.uid) ?? (failure.seen === undefined ? undefined : this.seenNow(order.orderNumber, exchangeNumber, failure.seen))
+    if (booked === undefined) return
+    const kept = this.payments.get(keyOf(booked)) as Kept
+    kept.booked = {
+      ...booked,
+      failures: booked.failures + 1,
+      lastFailure: { at: new Date(), state, message: failureText(failure.message) },
+      buyerEmail: booked.buyerEmail ?? buyerOf(failure.seen).buyerEmail,
+      buyerName: booked.buyerName ?? buyerOf(failure.seen).buyerName,
+    }
+  }
+
+  /**
+   * A `result` record of an order first known from a verified result: open, until its state is settled. Its text is
+   * copied (ownCopy): cut from a delivery's body, it would keep the whole body in memory for as long as it is kept.
+   */
+  private seenNow(orderNumber: string, exchangeNumber: string, seen: SeenResult): BookedPayment {
+    const uid = ownCopy(seen.uid ?? '')
+    const key = keyOf({ orderNumber, uid })
+    this.forget(key)
+    if (this.payments.size >= this.maxEntries) this.makeRoom()
+    const now = new Date()
+    const booked: BookedPayment = {
+      ...fresh({ orderNumber: ownCopy(orderNumber), uid, amountSen: seen.amountSen ?? 0, exchangeNumber: ownCopy(exchangeNumber), ...buyerOf(seen) }, now),
+      kind: 'result',
+      attached: NOTHING_ATTACHED,
+      askedSen: seen.amountSen === null ? [] : [seen.amountSen],
+    }
+    return this.add(key, booked)
+  }
+
   async noteLookup(payment: PaymentRef, note: LookupNote, token: number): Promise<boolean> {
-    const key = this.keyFor(payment)
-    const booked = key === undefined ? undefined : this.open.get(key)
-    if (key === undefined || booked === undefined || token < this.lock.newestToken) return false
+    const key = keyOf(payment)
+    const booked = this.held(key)
+    if (booked === undefined || booked.status !== 'open' || token < this.lock.newestToken) return false
     const looked = { ...booked, lookups: booked.lookups + 1, lastLookupAt: note.at }
-    if (note.abandoned === true) this.close(key, { ...looked, status: 'abandoned', nextLookupAt: null }, Date.now())
-    else this.open.set(key, { ...looked, nextLookupAt: note.nextLookupAt })
+    if (note.abandoned === true) this.close(key, { ...looked, status: 'abandoned', nextLookupAt: null })
+    else (this.payments.get(key) as Kept).booked = { ...looked, nextLookupAt: note.nextLookupAt }
     return true
   }
 
   async listOpen(query?: OpenQuery): Promise<BookedPayment[]> {
     const { dueBy, limit } = openQuery(query)
-    const found: BookedPayment[] = []
-    for (const booked of this.open.values())
-      if (dueBy === null || (booked.nextLookupAt !== null && booked.nextLookupAt.getTime() <= dueBy)) found.push(booked)
+    const found = this.all().filter(
+      (booked) => booked.status === 'open' && (dueBy === null || (booked.nextLookupAt !== null && booked.nextLookupAt.getTime() <= dueBy)),
+    )
     return found.sort(byCreation).slice(0, limit)
   }
 
+  async list(query?: ListQuery): Promise<PaymentPage> {
+    const checked = listQuery(query)
+    const found = this.all().filter((booked) => matchesList(booked, checked))
+    return pageOf(found.sort(byNewest).slice(0, checked.limit + 1), checked.limit)
+  }
+
+  async overview(window: OverviewWindow): Promise<BookOverview> {
+    const { from, to } = overviewWindow(window)
+    const byStatus = noStatuses()
+    const settled = new Map<string, { hour: number; state: PaymentState; count: number }>()
+    const open: number[] = []
+    let [paidFailing, failing] = [0, 0]
+    for (const booked of this.all()) {
+      const created = booked.createdAt.getTime()
+      if (created >= from && created < to) byStatus[booked.status]++
+      if (booked.status === 'open') open.push(created)
+      if (booked.failures > 0) failing++
+      if (isPaidFailing(booked)) paidFailing++
+      const at = booked.settledAt?.getTime()
+      if (at === undefined || booked.state === null || at < from || at >= to) continue
+      const hour = Math.floor(at / HOUR_MS) * HOUR_MS
+      const count = settled.get(`${hour}:${booked.state}`) ?? { hour, state: booked.state, count: 0 }
+      settled.set(`${hour}:${booked.state}`, { ...count, count: count.count + 1 })
+    }
+    return { byStatus, paidFailing, failing, openByAge: openByAge(open, Date.now()), perHour: perHour({ from, to }, [...settled.values()]) }
+  }
+
   async summary(): Promise<OpenSummary> {
-    let oldest: Date | null = null
-    for (const booked of this.open.values()) if (oldest === null || booked.createdAt < oldest) oldest = booked.createdAt
-    return { open: this.open.size, oldestCreatedAt: oldest }
+    const open = this.all().filter((booked) => booked.status === 'open')
+    const oldest = open.reduce<Date | null>((first, booked) => (first === null || booked.createdAt < first ? booked.createdAt : first), null)
+    return { open: open.length, oldestCreatedAt: oldest }
   }
 
-  /** `now` only matters for a closed payment: the clock is read then, not for every new payment state. */
-  private held(key: string, now?: number): BookedPayment | undefined {
-    const open = this.open.get(key)
-    if (open !== undefined) return open
-    const closed = this.closed.get(key)
-    return closed !== undefined && closed.until > (now ?? Date.now()) ? closed.booked : undefined
+  /** Every payment still kept. */
+  all(): BookedPayment[] {
+    const now = Date.now()
+    return [...this.payments.values()].filter((kept) => kept.until > now).map((kept) => kept.booked)
   }
 
-  /** Moves a payment to the end of the closed ones (it closed now, or closed again with a later state). */
-  private close(key: string, booked: BookedPayment, now: number): void {
-    this.open.delete(key)
-    this.closed.delete(key)
-    this.closed.set(key, { booked, until: now + this.retentionMs })
+  private held(key: string): BookedPayment | undefined {
+    const kept = this.payments.get(key)
+    return kept !== undefined && kept.until > Date.now() ? kept.booked : undefined
   }
 
-  private reopen(key: string, booked: BookedPayment): void {
-    this.closed.delete(key)
-    this.open.set(key, booked)
+  private add(key: string, booked: BookedPayment): BookedPayment {
+    this.payments.set(key, { booked, until: Number.POSITIVE_INFINITY })
+    const keys = this.byOrder.get(booked.orderNumber)
+    if (keys === undefined) this.byOrder.set(booked.orderNumber, [key])
+    else if (!keys.includes(key)) keys.push(key)
+    return booked
   }
 
-  private forgetExpired(now: number): void {
-    this.oldestOpen.restart()
-    this.oldestClosed.restart()
-    for (const [key, closed] of this.closed) {
-      if (closed.until > now) return
-      this.forget(key, closed.booked)
-    }
+  /** Moves a payment to the end, closed now: retention runs from its close, and the cap forgets from the front. */
+  private close(key: string, booked: BookedPayment): void {
+    this.payments.delete(key)
+    this.payments.set(key, { booked, until: Date.now() + this.retentionMs })
   }
 
-  private forget(key: string, booked: BookedPayment): void {
-    this.open.delete(key)
-    this.closed.delete(key)
-    const uids = this.keys.get(booked.orderNumber)
-    uids?.delete(booked.uid)
-    if (uids?.size === 0) this.keys.delete(booked.orderNumber)
+  private forget(key: string): void {
+    const kept = this.payments.get(key)
+    if (kept === undefined) return
+    this.payments.delete(key)
+    const keys = this.byOrder.get(kept.booked.orderNumber)?.filter((one) => one !== key) ?? []
+    if (keys.length === 0) this.byOrder.delete(kept.booked.orderNumber)
+    else this.byOrder.set(kept.booked.orderNumber, keys)
   }
 
-  private keyFor(payment: PaymentRef): string | undefined {
-    return this.keys.get(payment.orderNumber)?.get(payment.uid)
-  }
-
-  /**
-   * At the cap, the payment closed longest ago goes first; only a book full of open payments forgets one of them
-   * (the one recorded first), so that memory stays bounded as the store's maxEntries promises.
-   */
+  /** At the cap: what expired, else the payment closed longest ago, else (all open) the one recorded first. */
   private makeRoom(): void {
-    // Every entry the walks hand out is forgotten, so each one's next is the oldest left.
-    const closed = this.oldestClosed.next()
-    if (closed !== undefined) this.forget(closed[0], closed[1].booked)
-    else {
-      const open = this.oldestOpen.next()
-      if (open !== undefined) this.forget(open[0], open[1])
+    const now = Date.now()
+    let firstOpen: string | undefined
+    for (const [key, kept] of this.payments) {
+      if (kept.until <= now || kept.booked.status !== 'open') return this.forget(key)
+      firstOpen ??= key
     }
-  }
-}
-
-/** In one process the lock only orders sweeps of this process: the fencing token still grows per holder. */
-export class MemorySweepLock implements SweepLock {
-  private holder: { owner: string; token: number; expiresAt: number } | undefined
-  private lastToken = 0
-
-  /** The fence: the book takes a sweeper's writes only under this token or a newer one. */
-  get newestToken(): number {
-    return this.lastToken
-  }
-
-  async acquire(owner: string, ttlMs: number): Promise<{ readonly token: number } | undefined> {
-    const now = Date.now()
-    if (this.holder !== undefined && this.holder.expiresAt > now) return undefined
-    this.holder = { owner, token: ++this.lastToken, expiresAt: now + ttlMs }
-    return { token: this.holder.token }
-  }
-
-  async renew(owner: string, token: number, ttlMs: number): Promise<boolean> {
-    const now = Date.now()
-    if (this.holder === undefined || this.holder.owner !== owner || this.holder.token !== token || this.holder.expiresAt <= now) return false
-    this.holder = { owner, token, expiresAt: now + ttlMs }
-    return true
-  }
-
-  async release(owner: string, token: number): Promise<void> {
-    if (this.holder?.owner === owner && this.holder.token === token) this.holder = undefined
+    if (firstOpen !== undefined) this.forget(firstOpen)
   }
 }

@@ -1,42 +1,38 @@
-import { detached } from '../../contract/detached.js'
-import { currentOfBits, type PaymentState, STATE_BIT } from '../../core/payment.js'
-import { acceptTraces } from '../../contract/delivery-trace.js'
-import { type LocalClaims, offerLocalClaims, type OwningClaimRequest } from '../../contract/local-claims.js'
+import { currentOfBits, STATE_BIT } from '../../core/payment.js'
+import { ownCopy } from '../../core/values.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
-import { MemoryPaymentBook, MemorySweepLock } from './payment-book.js'
-import { Lease, Payments } from './payments.js'
-import { handledOf } from './record-clock.js'
+import { type Claim, isRegression, type LeaseRef, orderKey, type ReceiverStore } from '../../contract/store.js'
+import { MemoryPaymentBook } from './payment-book.js'
+import { MemorySweepLock } from './sweep-lock.js'
 import { MemoryTimeline } from './timeline.js'
-import { recordOf, type Timeline, withRecord } from './trail.js'
-import { type Claim, type ClaimRequest, isRegression, type LeaseRef, type ReceiverStore } from '../../contract/store.js'
 
 export interface MemoryStoreOptions {
   /** How long handled states are remembered. Default 30 days: the service's redelivery window is not stated. */
   retentionMs?: number
   /**
-   * At most this many payments are remembered (default 1,000,000: about 110 MB of heap, 300 MB with the receiver's timeline). Past it, the payments
-   * touched longest ago are forgotten first, whatever their retention, so that memory stays bounded; a payment
-   * whose claim is in flight is never forgotten. A redelivery of a forgotten payment runs its handlers again:
-   * keep the cap above the payments you receive within the service's redelivery window, or use a shared store.
+   * At most this many payments are remembered (default 100,000: about 250 MB with their timelines). Past it, the payments touched longest ago are
+   * forgotten first, whatever their retention, so that memory stays bounded; a payment whose claim is in flight
+   * is never forgotten. A redelivery of a forgotten payment runs its handlers again: keep the cap above the
+   * payments you receive within the service's redelivery window, or use a shared store.
    */
   maxEntries?: number
 }
 
-const SWEEP_EVERY = 1024
+export const DEFAULT_MAX_ENTRIES = 100_000
 
-// The answers that carry nothing of a delivery's own, shared (frozen): most claims make no object for their answer.
-const DUPLICATE: Claim = Object.freeze({ outcome: 'duplicate' })
-const CLAIMED_NEW: Claim = Object.freeze({ outcome: 'claimed', previousState: null })
-const CLAIMED_AFTER: Readonly<Record<PaymentState, Claim>> = {
-  pending: Object.freeze({ outcome: 'claimed', previousState: 'pending' }),
-  succeeded: Object.freeze({ outcome: 'claimed', previousState: 'succeeded' }),
-  failed: Object.freeze({ outcome: 'claimed', previousState: 'failed' }),
+interface Payment {
+  /** Its exchange_number, in a string of its own (ownCopy). */
+  readonly key: string
+  /** The states handled, as STATE_BIT bits. */
+  handled: number
+  lease: { readonly owner: string; readonly state: LeaseRef['state']; readonly until: number } | undefined
+  /** When the states handled may be forgotten. */
+  until: number
 }
-export const DEFAULT_MAX_ENTRIES = 1_000_000
 
 /**
- * The default store: one process, nothing survives a restart. Fine for development and single-instance apps;
- * use a Redis or PostgreSQL store when several processes receive deliveries.
+ * The default store: one process, nothing survives a restart. Fine for development and single-instance apps; use
+ * a Redis or PostgreSQL store when several processes receive deliveries.
  */
 export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
@@ -44,110 +40,91 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   if (!(Number.isInteger(maxEntries) && maxEntries > 0)) throw new TypeError('maxEntries must be a positive integer')
   // NaN (Number() of an unset variable) would make every record read as nothing handled: no duplicate ever caught.
   if (!(typeof retentionMs === 'number' && retentionMs > 0)) throw new TypeError('retentionMs must be a positive number of milliseconds')
-  const payments = new Payments(retentionMs, maxEntries)
-  const { entries, clock } = payments
-  const timeline = new MemoryTimeline(payments)
-  const sweepLock = new MemorySweepLock()
-  const book = new MemoryPaymentBook(retentionMs, maxEntries, sweepLock)
-  let operations = 0
-
-  function heldBy(ref: LeaseRef): Lease | undefined {
-    const held = entries.get(ref.exchangeNumber)
-    return held instanceof Lease && held.owner === ref.owner && held.state === ref.state ? held : undefined
-  }
-
-  /** What a payment's entry becomes when no claim holds it: its record alone, or its timeline holding the record. */
-  function settledEntry(record: number | undefined, lease: Lease): number | Timeline | undefined {
-    const timeline = lease.timeline
-    return timeline === undefined ? record : withRecord(timeline, record)
-  }
+  // In the order they were last touched, so that the cap forgets from the front.
+  const payments = new Map<string, Payment>()
+  /** Orders whose success was handled: order key → exchange_number and until when. */
+  const paid = new Map<string, { exchangeNumber: string; until: number }>()
+  const timeline = new MemoryTimeline(retentionMs, maxEntries)
+  const lock = new MemorySweepLock()
+  const book = new MemoryPaymentBook(retentionMs, maxEntries, lock)
 
   /**
-   * A claim of `request`; when it is taken, the store keeps the exchange_number as `owner.ownExchangeNumber()`, a
-   * string of its own (the receiver's, local-claims.ts, or a copy, contract/detached.ts).
+   * Moves a payment to the end (touched now). A completion also forgets the oldest past the cap, never one under a
+   * lease: claims that are released again (probes of payments that never come) push no handled payment out.
    */
-  function claim(request: ClaimRequest, owner: Pick<OwningClaimRequest, 'ownExchangeNumber'>): Claim {
-    const now = Date.now()
-    if (++operations % SWEEP_EVERY === 0) payments.sweep(now)
-    const key = request.exchangeNumber
-    const found = entries.get(key)
-    let record: number | undefined
-    let kept
-    if (typeof found === 'number') record = found
-    else if (found instanceof Lease) {
-      if (found.expiresAt > now && found.owner !== request.owner) {
-        found.settled ??= new Promise<void>((resolve) => (found.settle = resolve))
-        return { outcome: 'busy', retryAfterMs: found.expiresAt - now, settled: found.settled }
-      }
-      record = found.previous
-      kept = found.timeline
-    } else if (found !== undefined) {
-      record = recordOf(found)
-      kept = found
+  function touch(payment: Payment, now: number, completed = false): void {
+    payments.delete(payment.key)
+    payments.set(payment.key, payment)
+    if (!completed) return
+    for (const [key, old] of payments) {
+      if (payments.size <= maxEntries || key === payment.key) break
+      if (old.lease === undefined || old.lease.until <= now) payments.delete(key)
     }
-    // Past retention: forgotten, as if never seen, unless a live lease (its own owner's, claiming again) holds it.
-    if (record !== undefined && !(found instanceof Lease && found.expiresAt > now) && clock.expired(record, now)) record = undefined
-    const handled = record === undefined ? 0 : handledOf(record)
-    const current = currentOfBits(handled)
-    if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
-    if (handled & STATE_BIT[request.state]) return DUPLICATE
-    // An expired lease belongs to a delivery that outlived leaseMs; its waiters are woken to re-check.
-    if (found instanceof Lease) found.settle?.()
-    // The key its completion or release re-inserts (an existing key stays the map's own until then).
-    const ownKey = owner.ownExchangeNumber()
-    entries.set(ownKey, new Lease(ownKey, request.owner, request.state, now + request.leaseMs, now, record, found !== undefined, kept))
-    return current === null ? CLAIMED_NEW : CLAIMED_AFTER[current]
   }
 
-  const local: LocalClaims = {
-    claim: (request) => claim(request, request),
+  function held(ref: LeaseRef): Payment | undefined {
+    const payment = payments.get(ref.exchangeNumber)
+    const lease = payment?.lease
+    return lease !== undefined && lease.owner === ref.owner && lease.state === ref.state && lease.until > Date.now() ? payment : undefined
+  }
 
-    complete(ref: LeaseRef): boolean {
-      const lease = heldBy(ref)
-      if (lease === undefined) return false
-      const key = ref.exchangeNumber
+  return {
+    async claim(request): Promise<Claim> {
       const now = Date.now()
-      const completed = settledEntry(clock.record((lease.previous === undefined ? 0 : handledOf(lease.previous)) | STATE_BIT[lease.state], now), lease) as number | Timeline
-      // A payment seen before moves to the end, and so does a new one whose handlers ran past the tick it was
-      // claimed in: the cap forgets from the front, and must not take a payment completed just now before ones
-      // completed while its handlers ran. A new payment claimed within the tick is replaced where its claim
-      // appended it (no delete and re-insert for nearly every delivery). Only now does it count against the cap,
-      // so a released claim pushes nobody out.
-      if (lease.existed || !clock.sameTick(lease.claimedAt, now)) {
-        entries.delete(key)
-        if (entries.size >= maxEntries) payments.makeRoom(now, key, maxEntries - 1)
-        entries.set(lease.key, completed)
-      } else {
-        if (entries.size > maxEntries) payments.makeRoom(now, key, maxEntries)
-        entries.set(key, completed)
+      const found = payments.get(request.exchangeNumber)
+      const lease = found?.lease
+      if (lease !== undefined && lease.until > now && lease.owner !== request.owner) return { outcome: 'busy', retryAfterMs: lease.until - now }
+      // Past retention: forgotten, as if never seen.
+      const handled = found === undefined || found.until <= now ? 0 : found.handled
+      const current = currentOfBits(handled)
+      if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
+      if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
+      const held = { owner: request.owner, state: request.state, until: now + request.leaseMs }
+      touch({ key: found?.key ?? ownCopy(request.exchangeNumber), handled, lease: held, until: found?.until ?? 0 }, now)
+      const key = orderKey(request)
+      if (key === undefined) return { outcome: 'claimed', previousState: current }
+      const order = paid.get(key)
+      const paidBy = order !== undefined && order.until > now && order.exchangeNumber !== request.exchangeNumber ? order.exchangeNumber : null
+      // What the merchant's client recorded: a record the book made from a result has nothing to check against.
+      const booked = book.findNow(request.orderNumber as string, request.uid)
+      return { outcome: 'claimed', previousState: current, paidBy, ...(booked === undefined || booked.kind === 'result' ? {} : { booked }) }
+    },
+
+    async complete(completion) {
+      const payment = held(completion)
+      if (payment === undefined) return false
+      const now = Date.now()
+      payment.handled |= STATE_BIT[completion.state]
+      payment.lease = undefined
+      payment.until = now + retentionMs
+      touch(payment, now, true)
+      const key = orderKey(completion)
+      if (key !== undefined && completion.state === 'succeeded') {
+        paid.delete(key)
+        paid.set(ownCopy(key), { exchangeNumber: payment.key, until: now + retentionMs })
+        if (paid.size > maxEntries) paid.delete(paid.keys().next().value as string)
       }
-      lease.settle?.()
+      if (completion.orderNumber !== undefined)
+        book.completeNow({ orderNumber: completion.orderNumber, uid: completion.uid }, completion.state, completion.exchangeNumber, completion.seen)
       return true
     },
-  }
 
-  const store: ReceiverStore = {
-    claim: async (request) => claim(request, { ownExchangeNumber: () => detached(request.exchangeNumber) }),
-    complete: async (lease) => local.complete(lease),
-
-    async release(ref: LeaseRef): Promise<boolean> {
-      const lease = heldBy(ref)
-      if (lease === undefined) return false
-      // Back to what it was: its record, touched now as a completion would (a redelivery is coming, and its states
-      // must not be forgotten meanwhile), and its timeline; or nothing (a released claim of a new payment with no
-      // timeline takes no slot).
-      entries.delete(ref.exchangeNumber)
-      const restored = settledEntry(lease.previous === undefined ? undefined : clock.record(handledOf(lease.previous), Date.now()), lease)
-      if (restored !== undefined) entries.set(lease.key, restored)
-      lease.settle?.()
+    async release(ref) {
+      const payment = held(ref)
+      if (payment === undefined) return false
+      payment.lease = undefined
+      if (ref.failure !== undefined && ref.orderNumber !== undefined)
+        book.failedNow({ orderNumber: ref.orderNumber, uid: ref.uid }, ref.state, ref.exchangeNumber, ref.failure)
+      // A released claim of a payment with nothing handled takes no room; one with states handled is kept a whole
+      // retention from now, as after a completion: its redelivery is coming.
+      if (payment.handled === 0) payments.delete(ref.exchangeNumber)
+      else payment.until = Date.now() + retentionMs
       return true
     },
 
     appendTimeline: async (entries) => timeline.append(entries),
     readTimeline: async (query) => timeline.read(query),
     paymentBook: () => book,
-    sweepLock: () => sweepLock,
+    sweepLock: () => lock,
   }
-  // The receiver's own writes: deliveries as traces, their entries made only when read.
-  return offerLocalClaims(acceptTraces(store, (items) => timeline.append(items)), local)
 }

@@ -1,26 +1,157 @@
 /*
- * Deciding a claim from the database's answer, and keeping the claims a transactional store holds open.
+ * Claims, completions and releases: one statement each, on the database clock (now(), or clock_timestamp() where
+ * the transaction's start is too early), durations taken in milliseconds as float8.
+ *
+ * A claim reads the row as its statement began (`seen`). When that already shows why the claim cannot be taken (a
+ * live lease of another delivery, or the state handled or overtaken), it is answered from there and writes nothing.
+ * Otherwise it is an INSERT … ON CONFLICT, which locks the row as it stands now and takes the lease when it is
+ * free, expired or the caller's own and nothing handled blocks the state; concurrent claims of one exchange_number
+ * queue on that lock and exactly one takes it. The row is written either way then, so that its latest state comes
+ * back even when it changed after the statement began (a transaction that held it has just committed). Once
+ * claimed, the same statement reads which other payment paid the order, if any, and the payment book's record of it.
  */
 import { currentOfBits, PAYMENT_STATES, type PaymentState, STATE_BIT } from '../../core/payment.js'
-import type { Statements } from './sql.js'
-import { codeOf } from './upkeep.js'
-import type { Begin, OpenTransaction } from './transactions.js'
-import { type Claim, type ClaimRequest, isRegression, type LeaseRef } from '../../contract/store.js'
+import { type Claim, type ClaimRequest, isRegression } from '../../contract/store.js'
+import type { BookTable } from './payment-book-schema.js'
+import { bookedJson, completionStatements, failureStatements, type OrderParams } from './payment-book-sql.js'
+import { type BookRow, bookedPayment } from './payment-book.js'
 
-export type Run = (text: string, params: unknown[]) => Promise<unknown[]>
-export type Decision = Exclude<Claim<never>, { outcome: 'claimed' }> | { readonly outcome: 'claimed'; readonly previousState: PaymentState | null }
-
-const CLAIM_ATTEMPTS = 3
+const ms = (param: string) => `${param}::float8 * interval '1 millisecond'`
+const LEASE_FREE = `(r.lease_owner IS NULL OR r.lease_expires_at <= now())`
+/** Past retention and not held by a live lease: claimed afresh, or deleted by prune. */
+const FORGOTTEN = `(r.expires_at <= now() AND ${LEASE_FREE})`
+/** Whether a claim ($2 owner, $6 the states that block it) takes row r. */
+const TAKES = `((${LEASE_FREE} OR r.lease_owner = $2::text) AND (${FORGOTTEN} OR NOT r.handled && $6::text[]))`
 // Retry-After when there is no lease expiry to go by.
 const RETRY_SOON_MS = 1000
-const LOCK_NOT_AVAILABLE = '55P03'
-const IN_FAILED_TRANSACTION = '25P02'
 
-interface InspectedRow {
+export interface ClaimStatements {
+  /**
+   * $1 exchange_number, $2 owner, $3 state, $4 leaseMs, $5 retentionMs, $6 the states that block $3 (text[]),
+   * $7 order_number, $8 uid. One row: handled, claimed, lease_owner, lease_remaining_ms, paid_by, booked (json).
+   */
+  claim: string
+  /**
+   * The claim in a pool transaction, which runs under a short lock_timeout (transactions.ts): it puts lock_timeout
+   * back to its default for the rest of the transaction (`set_config` with a NULL value is a reset), so that the
+   * handlers' own writes wait for locks as the app configured.
+   */
+  claimInTransaction: string
+  /**
+   * $1 exchange_number, $2 owner, $3 state, $4 retentionMs, $5 order_number, $6 uid, $7 now (ms, the application's),
+   * $8 whether a result was seen, $9 its uid, $10 amount (sen), $11 buyer e-mail, $12 buyer name. Records the state
+   * handled, marks the order paid by a success, settles the booked payment (or records the order from its result).
+   * One row: done (0 or 1).
+   */
+  complete: string
+  /** $1 exchange_number, $2 owner, $3 state, $4 retentionMs. */
+  release: string
+  /**
+   * The release after a handler failure: the release's $1 to $4, then $5 order_number, $6 uid, $7 now (ms), $8 to
+   * $12 the result seen (as complete's), $13 the failure's message. Counts the failure on the booked payment (or
+   * records the order from its result). Rows: done.
+   */
+  releaseFailed: string
+  /** $1 the most rows to delete. One row: deleted. */
+  prune: string
+}
+
+export function claimStatements(t: string, book: BookTable): ClaimStatements {
+  const claim = `WITH seen AS (
+  SELECT r.handled, r.lease_owner, r.lease_expires_at, r.expires_at FROM ${t} AS r WHERE r.exchange_number = $1::text
+), taken AS (
+  INSERT INTO ${t} AS r (exchange_number, lease_owner, lease_state, lease_expires_at, expires_at)
+  SELECT $1::text, $2::text, $3::text, now() + ${ms('$4')}, now() + ${ms('$5')}
+  WHERE NOT EXISTS (SELECT FROM seen AS r WHERE (NOT ${LEASE_FREE} AND r.lease_owner <> $2::text) OR (NOT ${FORGOTTEN} AND r.handled && $6::text[]))
+  ON CONFLICT (exchange_number) DO UPDATE SET
+    handled = CASE WHEN ${FORGOTTEN} THEN '{}' ELSE r.handled END,
+    expires_at = CASE WHEN ${FORGOTTEN} THEN excluded.expires_at ELSE r.expires_at END,
+    paid_order_number = CASE WHEN ${FORGOTTEN} THEN NULL ELSE r.paid_order_number END,
+    paid_uid = CASE WHEN ${FORGOTTEN} THEN NULL ELSE r.paid_uid END,
+    lease_owner = CASE WHEN ${TAKES} THEN excluded.lease_owner ELSE r.lease_owner END,
+    lease_state = CASE WHEN ${TAKES} THEN excluded.lease_state ELSE r.lease_state END,
+    lease_expires_at = CASE WHEN ${TAKES} THEN excluded.lease_expires_at ELSE r.lease_expires_at END
+  RETURNING r.handled, r.lease_owner, r.lease_state, r.lease_expires_at
+), found AS (
+  SELECT handled, lease_owner, lease_expires_at, coalesce(lease_owner = $2::text AND lease_state = $3::text, false) AS claimed FROM taken
+  UNION ALL
+  SELECT handled, lease_owner, lease_expires_at, false FROM seen WHERE NOT EXISTS (SELECT FROM taken)
+)
+SELECT f.handled, f.claimed, f.lease_owner,
+  CASE WHEN f.lease_owner IS NOT NULL AND f.lease_expires_at > now() THEN extract(epoch FROM f.lease_expires_at - now())::float8 * 1000 END AS lease_remaining_ms,
+  CASE WHEN f.claimed THEN (SELECT p.exchange_number FROM ${t} AS p
+    WHERE p.paid_order_number = $7::text AND p.paid_uid IS NOT DISTINCT FROM $8::text AND p.exchange_number <> $1::text AND p.expires_at > now()
+    ORDER BY p.expires_at DESC LIMIT 1) END AS paid_by,
+  CASE WHEN f.claimed THEN ${bookedJson(book, '$7', '$8')} END AS booked`
+  const order: Omit<OrderParams, 'retentionMs'> = {
+    order: '$5',
+    uid: '$6',
+    state: '$3',
+    exchange: '$1',
+    now: '$7',
+    seen: { given: '$8', uid: '$9', amount: '$10', email: '$11', name: '$12' },
+  }
+  const completion = completionStatements(book, { ...order, retentionMs: '$4' }, 'EXISTS (SELECT FROM done)')
+  const failure = failureStatements(book, { ...order, retentionMs: '$4' }, '$13', 'EXISTS (SELECT FROM released)')
+  const release = `UPDATE ${t} AS r SET
+  lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = now() + ${ms('$4')}
+WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text`
+  return {
+    claim: `${claim}\nFROM found AS f`,
+    claimInTransaction: `${claim},\n  set_config('lock_timeout', NULL, true) AS lock_timeout\nFROM found AS f`,
+
+    complete: `WITH done AS (
+  UPDATE ${t} AS r SET
+    handled = CASE WHEN $3::text = ANY (r.handled) THEN r.handled ELSE array_append(r.handled, $3::text) END,
+    lease_owner = NULL, lease_state = NULL, lease_expires_at = NULL, expires_at = clock_timestamp() + ${ms('$4')},
+    paid_order_number = CASE WHEN $3::text = 'succeeded' THEN $5::text ELSE r.paid_order_number END,
+    paid_uid = CASE WHEN $3::text = 'succeeded' THEN $6::text ELSE r.paid_uid END
+  WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_state = $3::text
+  RETURNING 1
+), settled AS (
+  ${completion.settle}
+  RETURNING 1
+), recorded AS (
+  ${completion.record}
+  RETURNING 1
+)
+SELECT count(*)::int AS done FROM done`,
+
+    release: `${release}
+RETURNING 1 AS done`,
+
+    releaseFailed: `WITH released AS (${release}
+  RETURNING 1
+), counted AS (
+  ${failure.count}
+  RETURNING 1
+), recorded AS (
+  ${failure.record}
+  RETURNING 1
+)
+SELECT 1 AS done FROM released`,
+
+    // In batches, skipping rows a claim holds locked (it is taking a forgotten row over).
+    prune: `WITH gone AS (
+  DELETE FROM ${t} WHERE exchange_number IN (
+    SELECT r.exchange_number FROM ${t} AS r WHERE ${FORGOTTEN} LIMIT $1::int FOR UPDATE SKIP LOCKED)
+  RETURNING 1)
+SELECT count(*)::int AS deleted FROM gone`,
+  }
+}
+
+/** The states that, once handled, keep `incoming` from being claimed: itself, and any it would regress from. */
+export function blockingStates(incoming: PaymentState): string {
+  return `{${PAYMENT_STATES.filter((state) => state === incoming || isRegression(state, incoming)).join(',')}}`
+}
+
+export interface ClaimRow {
   handled: unknown
+  claimed: boolean
   lease_owner: string | null
-  forgotten: boolean
   lease_remaining_ms: number | null
+  paid_by: string | null
+  booked: BookRow | string | null
 }
 
 /** The handled column as STATE_BIT bits, as the other stores keep it. */
@@ -30,184 +161,20 @@ function handledBits(value: unknown): number {
   return (value as PaymentState[]).reduce((bits, state) => bits | STATE_BIT[state], 0)
 }
 
-/** The states that, once handled, keep `incoming` from being claimed: itself, and any it would regress from. */
-function blockingStates(incoming: PaymentState): string {
-  return `{${PAYMENT_STATES.filter((state) => state === incoming || isRegression(state, incoming)).join(',')}}`
-}
-
-/**
- * Runs the claim statement and, when it takes nothing, one SELECT to say why, with the rules of store.ts
- * (checked in the memory store's order: busy, then stale, then duplicate).
- */
-export async function decide(
-  run: Run,
-  sql: Pick<Statements, 'claim' | 'inspect'>,
-  request: ClaimRequest,
-  leaseMs: number,
-  retentionMs: number,
-): Promise<Decision> {
-  const { exchangeNumber, owner, state } = request
-  for (let attempt = 0; attempt < CLAIM_ATTEMPTS; attempt++) {
-    const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state)]
-    const [claimed] = (await run(sql.claim, params)) as { handled: unknown }[]
-    if (claimed !== undefined) return { outcome: 'claimed', previousState: currentOfBits(handledBits(claimed.handled)) }
-    const [row] = (await run(sql.inspect, [exchangeNumber])) as InspectedRow[]
-    // Gone, forgotten or freed since the claim looked: try again.
-    if (row === undefined || row.forgotten) continue
-    if (row.lease_remaining_ms !== null && row.lease_owner !== owner)
-      return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(row.lease_remaining_ms)) }
-    const handled = handledBits(row.handled)
-    const current = currentOfBits(handled)
-    if (current !== null && isRegression(current, state)) return { outcome: 'stale', currentState: current }
-    if (handled & STATE_BIT[state]) return { outcome: 'duplicate' }
+/** The claim's answer, with the rules of contract/store.ts (checked in the memory store's order: busy, stale, duplicate). */
+export function claimOf(row: ClaimRow | undefined, request: ClaimRequest): Claim<never> {
+  if (row === undefined) return { outcome: 'busy', retryAfterMs: RETRY_SOON_MS }
+  const handled = handledBits(row.handled)
+  const current = currentOfBits(handled)
+  if (row.claimed) {
+    const booked = typeof row.booked === 'string' ? (JSON.parse(row.booked) as BookRow) : row.booked
+    // What the merchant's client recorded: a record the book made from a result has nothing to check against.
+    const recorded = booked === null || booked.kind === 'result' ? undefined : bookedPayment(booked)
+    return { outcome: 'claimed', previousState: current, paidBy: row.paid_by, ...(recorded === undefined ? {} : { booked: recorded }) }
   }
-  // Leases changing hands faster than we can look: let the sender come back shortly.
+  if (row.lease_remaining_ms !== null && row.lease_owner !== request.owner)
+    return { outcome: 'busy', retryAfterMs: Math.max(1, Math.ceil(row.lease_remaining_ms)) }
+  if (current !== null && isRegression(current, request.state)) return { outcome: 'stale', currentState: current }
+  if (handled & STATE_BIT[request.state]) return { outcome: 'duplicate' }
   return { outcome: 'busy', retryAfterMs: RETRY_SOON_MS }
-}
-
-/** A claim this process holds in an open transaction (or, with PGlite, is busy taking). */
-interface Held {
-  readonly owner: string
-  readonly state: PaymentState
-  readonly expiresAt: number
-  readonly settled: Promise<void>
-  readonly settle: () => void
-  open?: OpenTransaction
-  timer?: NodeJS.Timeout
-}
-
-/**
- * Claims held open in this process, by client: every store on one PGlite instance shares its single session, so
- * they must all see each other's open claims; on a pool, any store instance may complete what another claimed.
- */
-const openClaims = new WeakMap<object, Map<string, Held>>()
-
-export interface TransactionalClaimsOptions {
-  client: object
-  begin: Begin
-  /** One session for everything (PGlite): claims of an exchange_number held open are answered here. */
-  exclusive: boolean
-  /** Told apart in `openClaims` from other tables on the same client. */
-  table: string
-  lockTimeoutMs: number
-  decide(run: Run, request: ClaimRequest, leaseMs: number): Promise<Decision>
-}
-
-export interface TransactionalClaims {
-  claim(request: ClaimRequest, leaseMs: number): Promise<Claim<unknown>>
-  /** Runs `record` in the lease's transaction and commits when it returns true; false when not held here. */
-  complete(lease: LeaseRef, record: (open: OpenTransaction) => Promise<boolean>): Promise<boolean>
-  release(lease: LeaseRef): Promise<boolean>
-}
-
-export function transactionalClaims(options: TransactionalClaimsOptions): TransactionalClaims {
-  const { begin, exclusive, lockTimeoutMs } = options
-  const held = openClaims.get(options.client) ?? new Map<string, Held>()
-  openClaims.set(options.client, held)
-  const keyOf = (exchangeNumber: string) => `${options.table}.${exchangeNumber}`
-
-  function newHeld(request: ClaimRequest, expiresAt: number): Held {
-    let settle!: () => void
-    const settled = new Promise<void>((resolve) => {
-      settle = resolve
-    })
-    return { owner: request.owner, state: request.state, expiresAt, settled, settle }
-  }
-
-  /** Forgets `entry` and ends its transaction, without waiting: its lease is over. */
-  function drop(key: string, entry: Held): void {
-    if (held.get(key) === entry) held.delete(key)
-    clearTimeout(entry.timer)
-    entry.open?.abandon()
-    entry.settle()
-  }
-
-  /** Takes this process's open claim for `lease` out of the map, if it holds one. */
-  function take(lease: LeaseRef): (Held & { open: OpenTransaction }) | undefined {
-    const key = keyOf(lease.exchangeNumber)
-    const entry = held.get(key)
-    if (entry?.open === undefined || entry.owner !== lease.owner || entry.state !== lease.state) return undefined
-    held.delete(key)
-    clearTimeout(entry.timer)
-    return entry as Held & { open: OpenTransaction }
-  }
-
-  return {
-    async claim(request, leaseMs) {
-      const key = keyOf(request.exchangeNumber)
-      const now = Date.now()
-      const ours = newHeld(request, now + leaseMs)
-      if (exclusive) {
-        const current = held.get(key)
-        if (current !== undefined && current.expiresAt > now)
-          return { outcome: 'busy', retryAfterMs: current.expiresAt - now, settled: current.settled }
-        // Holds the place while this claim waits for the session, so that concurrent claims wait for it.
-        held.set(key, ours)
-        if (current !== undefined) drop(key, current)
-      }
-      const giveUp = () => {
-        if (held.get(key) === ours) held.delete(key)
-        ours.settle()
-      }
-      let open: OpenTransaction
-      let claim: Decision
-      try {
-        open = await begin()
-      } catch (error) {
-        giveUp()
-        throw error
-      }
-      try {
-        claim = await options.decide(open.query, request, leaseMs)
-      } catch (error) {
-        await open.rollback()
-        giveUp()
-        // Another transaction holds the row for longer than lockTimeoutMs: its handlers are still running.
-        if (codeOf(error) === LOCK_NOT_AVAILABLE) return { outcome: 'busy', retryAfterMs: Math.min(lockTimeoutMs, leaseMs) }
-        throw error
-      }
-      const remaining = ours.expiresAt - Date.now()
-      // With PGlite, the place may have been taken over while this claim waited for the session.
-      if (claim.outcome !== 'claimed' || remaining <= 0 || (exclusive && held.get(key) !== ours)) {
-        await open.rollback()
-        giveUp()
-        return claim.outcome === 'claimed' ? { outcome: 'busy', retryAfterMs: RETRY_SOON_MS } : claim
-      }
-      const previous = held.get(key)
-      if (previous !== undefined && previous !== ours) drop(key, previous)
-      ours.open = open
-      held.set(key, ours)
-      // The lease ends with the transaction: past it, the writes roll back and the claim can be taken over.
-      ours.timer = setTimeout(() => drop(key, ours), remaining)
-      ours.timer.unref()
-      return { ...claim, transaction: open.handle }
-    },
-
-    async complete(lease, record) {
-      const entry = take(lease)
-      if (entry === undefined) return false
-      try {
-        if (!(await record(entry.open))) {
-          await entry.open.rollback()
-          return false
-        }
-        await entry.open.commit()
-        return true
-      } catch (error) {
-        await entry.open.rollback()
-        if (codeOf(error) !== IN_FAILED_TRANSACTION) throw error
-        throw new Error('a statement the handlers ran in the transaction failed, so nothing was committed', { cause: error })
-      } finally {
-        entry.settle()
-      }
-    },
-
-    async release(lease) {
-      const entry = take(lease)
-      if (entry === undefined) return false
-      await entry.open.rollback()
-      entry.settle()
-      return true
-    },
-  }
 }

@@ -57,36 +57,18 @@ const ms = (param: string) => `${param}::float8 * interval '1 millisecond'`
 const COLUMNS = `i.exchange_number, i.state, i.source, i.order_number, i.status, i.attempts, i.next_attempt_at, i.received_at,
   CASE WHEN i.lease_expires_at > now() THEN i.lease_expires_at END AS leased_until, i.last_error`
 
-export interface InboxStatements {
-  /** $1 exchange_number, $2 state, $3 rank, $4 source, $5 order_number, $6 fields, $7 rendering. */
-  enqueue: string
-  /** $1 owner, $2 limit, $3 leaseMs. */
-  take: string
-  /** $1 exchange_number, $2 state, $3 owner. */
-  finish: string
-  /** … $4 dead, $5 delayMs, $6 error, $7 refund (0 or 1). */
-  fail: string
-  /** $1 status or null, $2 order_number or null, $3 limit. */
-  list: string
-  /** $1 exchange_number. */
-  show: string
-  /** $1 exchange_number, $2 state or null. */
-  retryOne: string
-  retryDead: string
-  hasten: string
-  counts: string
-}
-
-export function inboxStatements(table: InboxTable): InboxStatements {
+/** The inbox's statements, their parameters ($n) named beside each. */
+export function inboxStatements(table: InboxTable) {
   const t = table.sql
   const free = `(i.lease_owner IS NULL OR i.lease_expires_at <= now())`
   const retried = `status = 'pending', next_attempt_at = now(), attempts = CASE WHEN i.status = 'dead' THEN 0 ELSE i.attempts END`
   return {
+    // $1 exchange_number, $2 state, $3 rank, $4 source, $5 order_number, $6 fields, $7 rendering.
     enqueue: `INSERT INTO ${t} (exchange_number, state, rank, source, order_number, fields, rendering)
 VALUES ($1::text, $2::text, $3::smallint, $4::text, $5::text, $6::text, $7::text)
 ON CONFLICT (exchange_number, state) DO NOTHING RETURNING 1 AS queued`,
 
-    // SKIP LOCKED lets workers in several processes take different rows at once; FOR UPDATE re-checks the
+    // $1 owner, $2 limit, $3 leaseMs. SKIP LOCKED lets workers in several processes take different rows at once; FOR UPDATE re-checks the
     // conditions on the row's latest version, so a row another worker just leased is not taken twice.
     take: `WITH due AS (
   SELECT i.exchange_number, i.state FROM ${t} AS i
@@ -98,6 +80,7 @@ UPDATE ${t} AS i SET lease_owner = $1::text, lease_expires_at = now() + ${ms('$3
 FROM due WHERE i.exchange_number = due.exchange_number AND i.state = due.state
 RETURNING i.exchange_number, i.state, i.source, i.order_number, i.fields, i.rendering, i.attempts`,
 
+    // finish: $1 exchange_number, $2 state, $3 owner; fail: the same, $4 dead, $5 delayMs, $6 error, $7 refund (0 or 1).
     finish: `DELETE FROM ${t} AS i WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING 1 AS done`,
 
     fail: `UPDATE ${t} AS i SET
@@ -107,12 +90,15 @@ RETURNING i.exchange_number, i.state, i.source, i.order_number, i.fields, i.rend
   last_error = $6::text, lease_owner = NULL, lease_expires_at = NULL
 WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING 1 AS done`,
 
+    // $1 status or null, $2 order_number or null, $3 limit.
     list: `SELECT ${COLUMNS} FROM ${t} AS i
 WHERE ($1::text IS NULL OR i.status = $1::text) AND ($2::text IS NULL OR i.order_number = $2::text)
 ORDER BY i.received_at, i.exchange_number, i.rank LIMIT $3::int`,
 
+    // $1 exchange_number.
     show: `SELECT ${COLUMNS}, i.fields FROM ${t} AS i WHERE i.exchange_number = $1::text ORDER BY i.rank`,
 
+    // $1 exchange_number, $2 state or null.
     retryOne: `UPDATE ${t} AS i SET ${retried}
 WHERE i.exchange_number = $1::text AND ($2::text IS NULL OR i.state = $2::text) AND ${free} RETURNING 1 AS done`,
 

@@ -14,12 +14,12 @@ import {
 } from '../../contract/inbox-queue.js'
 import type { ResultSource } from '../../contract/delivery-result.js'
 import { type InboxTable, inboxStatements } from './inbox-sql.js'
-import type { Query } from './upkeep.js'
+import type { Query } from './client.js'
 
 export interface PostgresInboxOptions {
   query: Query
   table: InboxTable
-  /** Resolves once the inbox table exists (the store creates its tables on first use when it is missing). */
+  /** Resolves once the store's tables exist. */
   ready(): Promise<void>
 }
 

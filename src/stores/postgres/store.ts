@@ -3,31 +3,24 @@
  * per exchange_number holds the handled states and the lease.
  * @module fpx-collect/postgres
  */
-import { decide, type Decision, type Run, type TransactionalClaims, transactionalClaims } from './claims.js'
-import { DEFAULT_TABLE, schemaStatements, type Statements, statements, tableName } from './sql.js'
+import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
+import type { InboxQueue } from '../../contract/inbox-queue.js'
+import { once } from '../../contract/once.js'
+import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
+import type { Claim, ClaimRequest, Completion, Release, ReceiverStore } from '../../contract/store.js'
+import type { SeenResult } from '../../contract/payment-book.js'
+import { failureText } from '../../contract/book-query.js'
+import { blockingStates, claimOf, type ClaimRow, claimStatements } from './claims.js'
+import { codeOf, isPGlite, isPool, type PGliteLike, type PoolLike, type PostgresQueryable, type Query, queryOn } from './client.js'
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
-import { preparedStatements } from './prepared.js'
 import { postgresPaymentBook } from './payment-book.js'
-import { bookTable } from './payment-book-sql.js'
-import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
-import type { InboxQueue } from '../../contract/inbox-queue.js'
+import { bookTable } from './payment-book-schema.js'
+import { DEFAULT_TABLE, READY, readyParams, schemaStatements, tableName } from './sql.js'
 import { postgresTimeline, timelineTable } from './timeline.js'
-import { createSchema, PRUNE_BATCH, pruneInBatches, tableReady } from './upkeep.js'
-import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
-import {
-  isPGlite,
-  isPool,
-  oneAtATime,
-  type PGliteLike,
-  pgliteTransactions,
-  poolTransactions,
-  type PoolLike,
-  type PostgresQueryable,
-} from './transactions.js'
-import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../../contract/store.js'
+import { transactionalClaims } from './transactions.js'
 
-export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './transactions.js'
+export type { PGliteLike, PoolConnectionLike, PoolLike, PostgresQueryable } from './client.js'
 
 export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   /** A pg Pool or Client, or a PGlite instance: anything with `query(text, params)` returning `{ rows }`. */
@@ -37,10 +30,8 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   /** How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. */
   leaseMs?: number
   /**
-   * How long handled states are remembered after the last completion. Default 30 days: the service's
-   * redelivery window is not stated, and a state forgotten too early runs its handlers again. A payment may be
-   * remembered up to a lease longer (the receiver's leaseMs unless this store's is given, at most a thousandth
-   * of retentionMs): that lets its completion update the row in place.
+   * How long handled states (and the orders they paid) are remembered after the last completion. Default 30 days:
+   * the service's redelivery window is not stated, and a state forgotten too early runs its handlers again.
    */
   retentionMs?: number
   /**
@@ -59,7 +50,10 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
 }
 
 export interface PostgresStore<TTransaction = undefined> extends ReceiverStore<TTransaction> {
-  /** Creates the table and its index if missing (what sql/fpx-collect.sql does). Safe to run again. */
+  /**
+   * Creates the tables and indexes if missing, and adds what a later version needs to tables an earlier one made
+   * (what sql/fpx-collect.sql does). Safe to run again.
+   */
   migrate(): Promise<void>
   /**
    * Deletes the rows past retention that no live lease holds, and says how many; timeline entries and the book's
@@ -82,13 +76,17 @@ export type TransactionOf<TClient> = TClient extends { transaction(callback: (tx
       ? T
       : never
 
+// Codes a concurrent CREATE ... IF NOT EXISTS can fail with; the next attempt finds the object there.
+const CREATE_RACES = new Set(['23505', '42P07', '42710'])
+/** Rows deleted per statement: a large backlog is deleted in steps that each hold their locks briefly. */
+const PRUNE_BATCH = 1000
+
 /**
- * Claims are one `INSERT … ON CONFLICT DO UPDATE … WHERE <lease free> RETURNING` on the database clock; when it
- * returns nothing, one SELECT tells busy (409 with Retry-After from the lease's expiry) from duplicate and stale,
- * with the same "never regress" rules as every store. Only the lease's owner can complete or release.
- *
- * Without `transactional`, a process killed after its handlers' effects but before completion leaves the state
- * unrecorded and the next delivery runs the handlers again. With it, those effects roll back with the claim.
+ * A claim is one statement (claims.ts) that also answers which other payment paid the order and what the payment
+ * book holds of it; a completion is one statement that also marks the order paid and settles the book; a release is
+ * one. With `transactional`, the claim runs after a BEGIN and the completion is followed by its COMMIT (a release is
+ * the ROLLBACK); without it, a process killed after its handlers' effects but before completion leaves the state
+ * unrecorded, and the next delivery runs the handlers again.
  */
 export function postgresStore<TClient extends PoolLike | PGliteLike>(
   options: PostgresStoreOptions<TClient> & { transactional: true },
@@ -105,66 +103,40 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   checkPositiveInteger('lockTimeoutMs', options.lockTimeoutMs)
   checkPositiveInteger('pruneEvery', options.pruneEvery, true)
   const table = tableName(options.table ?? DEFAULT_TABLE)
-  const sql = statements(table)
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS
-  const lockTimeoutMs = options.lockTimeoutMs ?? 2000
   const pruneEvery = options.pruneEvery ?? 1000
+  const sql = claimStatements(table.sql, bookTable(table))
+  const query = queryOn(client)
 
-  // Parsed and planned once per session instead of on every delivery (prepared.ts); the pool transaction's own
-  // claim only where it is used (PGlite prepares every statement it is given at once).
-  const claims = options.transactional === true && !isPGlite(client) && isPool(client) ? [sql.claimInTransaction] : [sql.claim]
-  const prepared = preparedStatements(client, [...claims, sql.inspect, sql.complete, sql.release])
-  const serial = prepared.wrap(oneAtATime(client))
-  const query = async (text: string, params: unknown[] = []) => (await serial.query(text, params)).rows
-  // A new row's retention starts this much after its claim, so that a completion within it finds expires_at
-  // already far enough and leaves it unchanged (see the complete statement): the lease (60 s by default) at the
-  // default 30 days' retention.
-  const claimRetentionMs = (leaseMs: number) => retentionMs + Math.min(leaseMs, retentionMs / 1000)
-  const decideWith =
-    (statements: Pick<Statements, 'claim' | 'inspect'>) =>
-    (run: Run, request: ClaimRequest, leaseMs: number): Promise<Decision> =>
-      decide(run, statements, request, leaseMs, claimRetentionMs(leaseMs))
-  const decideOn = decideWith(sql)
-
-  let transactions: TransactionalClaims | undefined
+  let transactions: ReturnType<typeof transactionalClaims> | undefined
   if (options.transactional === true) {
-    const shared = { client, table: table.sql, lockTimeoutMs, decide: decideOn }
-    // PGlite is one session: a second transaction waits for the first to end, so claims of an exchange_number
-    // whose transaction is open are answered in this process, without touching the database.
-    if (isPGlite(client)) transactions = transactionalClaims({ ...shared, begin: prepared.begin(pgliteTransactions(client)), exclusive: true })
-    else if (isPool(client))
-      transactions = transactionalClaims({
-        ...shared,
-        // A pool transaction runs the claim under a short lock_timeout, and the claim that takes the row resets it
-        // in the same round trip (a statement of its own before).
-        decide: decideWith({ claim: sql.claimInTransaction, inspect: sql.inspect }),
-        begin: prepared.begin(poolTransactions(client, lockTimeoutMs)),
-        exclusive: false,
-      })
-    else
+    if (!isPGlite(client) && !isPool(client))
       throw new TypeError(
         'transactional: true needs a pg Pool (each delivery holds a connection of its own while its handlers run) ' +
           'or a PGlite instance; a single pg Client cannot keep one transaction open per delivery',
       )
+    transactions = transactionalClaims(client, options.lockTimeoutMs ?? 2000)
   }
+  const claimSql = transactions !== undefined && !isPGlite(client) ? sql.claimInTransaction : sql.claim
 
-  // One migration at a time per store: the claims' first use and the payment book's (read just before a claim) would
-  // otherwise run the schema together and collide on the catalog more often than createSchema's retries allow.
+  // One migration at a time per store: concurrent first uses would otherwise run the schema together.
   let migrating: Promise<void> | undefined
   const migrate = () =>
     (migrating ??= createSchema(query, schemaStatements(table)).finally(() => {
       migrating = undefined
     }))
-  const ensureTable = tableReady(query, sql.exists, [table.sql], migrate)
-  const timeline = postgresTimeline({ query, table: timelineTable(table), retentionMs, exists: sql.exists })
-  const booked = bookTable(table)
-  // The book's tables came in a later version: a store whose claims table exists may lack them.
-  const book = postgresPaymentBook({ query, table: booked, ready: tableReady(query, sql.exists, booked.lookups, migrate), retentionMs })
+  // Looked at first, so that an app whose role may not create tables works with tables made from the SQL file.
+  const ready = once(async () => {
+    const [row] = (await query(READY, readyParams(table))) as { ready: boolean | null }[]
+    if (row?.ready !== true) await migrate()
+  })
+  const timeline = postgresTimeline({ query, table: timelineTable(table), retentionMs, ready })
+  const book = postgresPaymentBook({ query, table: bookTable(table), ready, retentionMs })
 
   async function prune(limit = Number.MAX_SAFE_INTEGER): Promise<number> {
-    await ensureTable()
+    await ready()
     const total = await pruneInBatches(query, sql.prune, limit)
-    await timeline.prune(limit)
+    await pruneInBatches(query, timeline.pruneStatement, limit)
     await pruneInBatches(query, book.pruneStatement, limit)
     return total
   }
@@ -182,37 +154,84 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       })
   }
 
-  const leaseParams = (lease: LeaseRef) => [lease.exchangeNumber, lease.owner, lease.state, retentionMs]
-
   return {
     async claim(request: ClaimRequest): Promise<Claim<unknown>> {
-      await ensureTable()
+      await ready()
       const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
-      return transactions === undefined ? decideOn(query, request, leaseMs) : transactions.claim(request, leaseMs)
+      const { exchangeNumber, owner, state } = request
+      const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state), request.orderNumber ?? null, request.uid ?? null]
+      const claim = async (run: Query) => claimOf((await run(claimSql, params))[0] as ClaimRow | undefined, request)
+      return transactions === undefined ? claim(query) : transactions.claim(request, leaseMs, claim)
     },
 
-    async complete(lease: LeaseRef): Promise<boolean> {
-      await ensureTable()
-      const done =
-        transactions === undefined
-          ? (await query(sql.complete, leaseParams(lease))).length > 0
-          : await transactions.complete(lease, async (open) => (await open.query(sql.complete, leaseParams(lease))).length > 0)
+    async complete(completion: Completion): Promise<boolean> {
+      await ready()
+      const { exchangeNumber, owner, state } = completion
+      const params = [exchangeNumber, owner, state, retentionMs, completion.orderNumber ?? null, completion.uid ?? null, Date.now(), ...seenParams(completion.seen)]
+      const complete = async (run: Query) => ((await run(sql.complete, params))[0] as { done: number } | undefined)?.done === 1
+      const done = transactions === undefined ? await complete(query) : await transactions.complete(completion, complete)
       if (done) afterCompletion()
       return done
     },
 
-    async release(lease: LeaseRef): Promise<boolean> {
-      await ensureTable()
-      if (transactions === undefined) return (await query(sql.release, leaseParams(lease))).length > 0
-      return transactions.release(lease)
+    async release(lease: Release): Promise<boolean> {
+      await ready()
+      const { exchangeNumber, owner, state, failure } = lease
+      const order = [lease.orderNumber ?? null, lease.uid ?? null]
+      if (transactions !== undefined) {
+        // The release is the rollback: the failure is counted after it, or the rollback would take it back.
+        const released = await transactions.release(lease)
+        if (released && failure !== undefined)
+          await query(book.noteFailureStatement, [...order, state, exchangeNumber, Date.now(), ...seenParams(failure.seen), failureText(failure.message)])
+        return released
+      }
+      if (failure === undefined) return (await query(sql.release, [exchangeNumber, owner, state, retentionMs])).length > 0
+      const params = [exchangeNumber, owner, state, retentionMs, ...order, Date.now(), ...seenParams(failure.seen), failureText(failure.message)]
+      return (await query(sql.releaseFailed, params)).length > 0
     },
 
     appendTimeline: timeline.append,
     readTimeline: timeline.read,
     migrate,
     prune: () => prune(),
-    openInbox: () => postgresInbox({ query, table: inboxTable(table), ready: tableReady(query, sql.exists, [inboxTable(table).lookup], migrate) }),
+    openInbox: () => postgresInbox({ query, table: inboxTable(table), ready }),
     paymentBook: () => book.book,
     sweepLock: () => book.lock,
+  }
+}
+
+/** A result seen (SeenResult) as the statements take it: whether there is one, its uid, amount, buyer e-mail and name. */
+function seenParams(seen: SeenResult | undefined): unknown[] {
+  if (seen === undefined) return [false, null, null, null, null]
+  return [true, seen.uid, seen.amountSen, seen.buyerEmail, seen.buyerName]
+}
+
+/** Runs schema statements (each `IF NOT EXISTS`), trying again when a concurrent migration raced it. */
+async function createSchema(query: Query, schema: readonly string[]): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      for (const statement of schema) await query(statement)
+      return
+    } catch (error) {
+      if (attempt >= 5 || !CREATE_RACES.has(codeOf(error) as string)) throw error
+      // Another process is creating the same schema, a statement ahead: retrying at once would meet it at its next
+      // statement again. A pause of a random length lets it finish first.
+      await new Promise((resolve) => setTimeout(resolve, 50 + Math.random() * 200))
+    }
+  }
+}
+
+/**
+ * Runs `statement` (taking the most rows to delete as $1 and returning `deleted`) until a batch deletes fewer than
+ * it may, or `limit` rows are gone; says how many.
+ */
+async function pruneInBatches(query: Query, statement: string, limit: number): Promise<number> {
+  let total = 0
+  for (;;) {
+    const batch = Math.min(PRUNE_BATCH, limit - total)
+    const [row] = (await query(statement, [batch])) as { deleted: number }[]
+    const deleted = Number(row?.deleted ?? 0)
+    total += deleted
+    if (deleted < batch || total >= limit) return total
   }
 }

@@ -1,11 +1,11 @@
 /*
  * The PostgreSQL store's timeline: one row per entry in `<table>_timeline`, found by order_number or
  * exchange_number. The contract's limits (contract/timeline.ts): each write trims the payment's and the order's
- * rows to the latest MAX_TIMELINE_ENTRIES in the same statement, and prune() deletes entries past retention (counted
- * from when each was written).
+ * rows to the latest MAX_TIMELINE_ENTRIES in the same statement, and the store's prune() deletes entries past
+ * retention (counted from when each was written).
  */
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
-import { createSchema, pruneInBatches, type Query, tableReady } from './upkeep.js'
+import type { Query } from './client.js'
 
 export interface TimelineTable {
   readonly sql: string
@@ -49,16 +49,8 @@ export function timelineSchemaStatements(t: TimelineTable): string[] {
 }
 
 const COLUMNS = 'at, event, exchange_number, order_number, state, source, attempt, verified, code, status, message'
-
-export interface TimelineStatements {
-  /** $1 the entries as a JSON array, $2 retentionMs, $3 the entries kept per key (MAX_TIMELINE_ENTRIES). */
-  append: string
-  /** $1 the key, $2 the limit. */
-  byExchange: string
-  byOrder: string
-  /** $1 the most rows to delete. */
-  prune: string
-}
+/** The columns read, named as TimelineEntry names them. */
+const ENTRY = 'at, event, exchange_number AS "exchangeNumber", order_number AS "orderNumber", state, source, attempt, verified, code, status, message'
 
 /**
  * The rows of the keys just written beyond the latest `$3` (by id: the order they were written in), written before
@@ -70,16 +62,16 @@ function beyondKept(t: string, column: string): string {
     CROSS JOIN LATERAL (SELECT id FROM ${t} WHERE ${t}.${column} = k.key ORDER BY id DESC OFFSET greatest($3::int - k.n, 0)) AS old`
 }
 
-export function timelineStatements(t: TimelineTable): TimelineStatements {
+export function timelineStatements(t: TimelineTable) {
   const read = (column: string) =>
-    `SELECT * FROM (SELECT id, ${COLUMNS} FROM ${t.sql} WHERE ${column} = $1::text AND expires_at > now()
+    `SELECT ${ENTRY} FROM (SELECT id, ${COLUMNS} FROM ${t.sql} WHERE ${column} = $1::text AND expires_at > now()
   ORDER BY at DESC, id DESC LIMIT $2::int) AS latest ORDER BY at, id`
   return {
-    // One statement for a whole batch: the entries travel as one JSON parameter, and the keys they touched are
-    // trimmed to the latest $3 in the same round trip.
+    // One statement for a whole batch: the entries travel as one JSON parameter ($1), and the keys they touched are
+    // trimmed to the latest $3 (MAX_TIMELINE_ENTRIES) in the same round trip; $2 retentionMs.
     append: `WITH added AS (
   INSERT INTO ${t.sql} (${COLUMNS}, expires_at)
-  SELECT to_timestamp((e->>'at')::float8 / 1000), e->>'event', e->>'exchange_number', e->>'order_number', e->>'state', e->>'source',
+  SELECT to_timestamp((e->>'at')::float8 / 1000), e->>'event', e->>'exchangeNumber', e->>'orderNumber', e->>'state', e->>'source',
     e->>'attempt', (e->>'verified')::boolean, e->>'code', (e->>'status')::int, e->>'message', now() + $2::float8 * interval '1 millisecond'
   FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS x(e, n)
   ORDER BY x.n
@@ -90,8 +82,10 @@ export function timelineStatements(t: TimelineTable): TimelineStatements {
   RETURNING 1
 )
 SELECT (SELECT count(*) FROM added)::int AS added, (SELECT count(*) FROM trimmed)::int AS trimmed`,
+    // $1 the key, $2 the limit.
     byExchange: read('exchange_number'),
     byOrder: read('order_number'),
+    // $1 the most rows to delete.
     prune: `WITH gone AS (
   DELETE FROM ${t.sql} WHERE id IN (SELECT id FROM ${t.sql} WHERE expires_at <= now() LIMIT $1::int)
   RETURNING 1)
@@ -99,86 +93,37 @@ SELECT count(*)::int AS deleted FROM gone`,
   }
 }
 
-interface Row {
-  at: Date | string
-  event: TimelineEntry['event']
-  exchange_number: string | null
-  order_number: string | null
-  state: TimelineEntry['state']
-  source: TimelineEntry['source']
-  attempt: string
-  verified: boolean
-  code: string | null
-  status: number | null
-  message: string | null
-}
-
-function timelineParams(entries: readonly TimelineEntry[], retentionMs: number): unknown[] {
-  const rows = entries.map((entry) => ({
-    at: entry.at.getTime(),
-    event: entry.event,
-    exchange_number: entry.exchangeNumber,
-    order_number: entry.orderNumber,
-    state: entry.state,
-    source: entry.source,
-    attempt: entry.attempt,
-    verified: entry.verified,
-    code: entry.code,
-    status: entry.status,
-    message: entry.message,
-  }))
-  return [JSON.stringify(rows), retentionMs, MAX_TIMELINE_ENTRIES]
-}
-
-function toEntry(row: unknown): TimelineEntry {
-  const r = row as Row
-  return {
-    at: r.at instanceof Date ? r.at : new Date(r.at),
-    event: r.event,
-    exchangeNumber: r.exchange_number,
-    orderNumber: r.order_number,
-    state: r.state,
-    source: r.source,
-    attempt: r.attempt,
-    verified: r.verified,
-    code: r.code,
-    status: r.status === null ? null : Number(r.status),
-    message: r.message,
-  }
-}
-
 export interface PostgresTimeline {
   append(entries: readonly TimelineEntry[]): Promise<void>
   read(query: TimelineQuery): Promise<TimelineEntry[]>
-  /** Deletes up to `limit` entries past retention, in batches; says how many. */
-  prune(limit?: number): Promise<number>
+  /** The statement deleting entries past retention: $1 the most rows, answers { deleted }. Run by the store's prune(). */
+  readonly pruneStatement: string
 }
 
 export function postgresTimeline(options: {
   query: Query
   table: TimelineTable
   retentionMs: number
-  /** The statement telling whether a table exists (sql.ts). */
-  exists: string
+  /** Resolves once the store's tables exist. */
+  ready(): Promise<void>
 }): PostgresTimeline {
-  const { query, table, retentionMs } = options
+  const { query, table, retentionMs, ready } = options
   const sql = timelineStatements(table)
-  // Created on first use when missing: the table came in a later version, so a store whose claims table exists may
-  // still lack it.
-  const ready = tableReady(query, options.exists, [table.sql], () => createSchema(query, timelineSchemaStatements(table)))
   return {
     async append(entries) {
       if (entries.length === 0) return
       await ready()
-      await query(sql.append, timelineParams(entries, retentionMs))
+      const rows = JSON.stringify(entries.map((entry) => ({ ...entry, at: entry.at.getTime() })))
+      await query(sql.append, [rows, retentionMs, MAX_TIMELINE_ENTRIES])
     },
 
     async read(request) {
       const { kind, value, limit } = timelineKey(request)
       await ready()
-      return (await query(kind === 'order' ? sql.byOrder : sql.byExchange, [value, limit])).map(toEntry)
+      const rows = (await query(kind === 'order' ? sql.byOrder : sql.byExchange, [value, limit])) as (TimelineEntry & { at: Date | string })[]
+      return rows.map((row) => ({ ...row, at: new Date(row.at) }))
     },
 
-    prune: (limit) => pruneInBatches(query, sql.prune, limit),
+    pruneStatement: sql.prune,
   }
 }

@@ -1,73 +1,35 @@
 /*
- * Transactions held open from a claim to its completion, for the transactional PostgreSQL store: on a connection
- * of its own taken from a pg Pool, or on a PGlite instance (one session, so one such transaction at a time).
+ * Transactional mode: each claim runs in a transaction left open while the handlers run (handed to them as
+ * event.transaction), committed with the completion, rolled back with a release, a crash or the end of the lease.
+ * On a pg Pool the transaction holds a connection of its own; PGlite is one session, so it holds the session.
  */
+import type { PaymentState } from '../../core/payment.js'
+import type { Claim, ClaimRequest, LeaseRef } from '../../contract/store.js'
+import { codeOf, isPGlite, type PGliteLike, type PoolLike, type Query, statementsOn } from './client.js'
 
-/** Anything with pg's `query(text, params)` returning `{ rows }`: a pg Pool or Client, PGlite, a transaction. */
-export interface PostgresQueryable {
-  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>
-}
+const LOCK_NOT_AVAILABLE = '55P03'
+const IN_FAILED_TRANSACTION = '25P02'
+// Retry-After for a claim that was taken only after its lease had run out.
+const RETRY_SOON_MS = 1000
 
-/** A connection checked out of a pool (pg's PoolClient). */
-export interface PoolConnectionLike extends PostgresQueryable {
-  release(error?: Error | boolean): void
-}
-
-/** A pg Pool: each transactional claim takes a connection of its own for as long as its handlers run. */
-export interface PoolLike extends PostgresQueryable {
-  connect(): Promise<PoolConnectionLike>
-  readonly totalCount: number
-}
-
-/** A PGlite instance (or anything with its `transaction(callback)`). */
-export interface PGliteLike extends PostgresQueryable {
-  transaction<T>(callback: (tx: PostgresQueryable & { rollback(): Promise<void> }) => Promise<T>): Promise<T>
-}
-
-export interface OpenTransaction {
-  query(text: string, params: unknown[]): Promise<unknown[]>
+interface OpenTransaction {
+  readonly query: Query
   /** What the handlers receive as event.transaction. */
   readonly handle: unknown
-  commit(): Promise<void>
-  /** Never throws: a transaction that cannot be rolled back cleanly is dropped with its connection. */
-  rollback(): Promise<void>
-  /** Ends it now, without waiting (the lease ran out); whatever the handlers do with it afterwards fails. */
+  /** Commits (throwing when that fails), or rolls back (never throwing: a connection that cannot is dropped). */
+  end(commit: boolean): Promise<void>
+  /** Rolls back now, without waiting (the lease ran out); whatever the handlers do with it afterwards fails. */
   abandon(): void
 }
 
-export type Begin = () => Promise<OpenTransaction>
-
-export function isPool(client: unknown): client is PoolLike {
-  const candidate = client as Partial<PoolLike>
-  return typeof candidate.connect === 'function' && typeof candidate.totalCount === 'number'
-}
-
-export function isPGlite(client: unknown): client is PGliteLike {
-  return typeof (client as Partial<PGliteLike>).transaction === 'function'
-}
-
-/**
- * Sends one query at a time through a single connection (a pg Client): pg deprecates queueing concurrent
- * queries on a client itself, and concurrent deliveries would. Pools and PGlite manage that already.
- */
-export function oneAtATime(client: PostgresQueryable): PostgresQueryable {
-  if (typeof (client as { connect?: unknown }).connect !== 'function' || isPool(client) || isPGlite(client)) return client
-  let last: Promise<unknown> = Promise.resolve()
-  return {
-    query(text, params) {
-      const result = last.then(() => client.query(text, params))
-      last = result.catch(() => {})
-      return result
-    },
-  }
-}
+type Begin = () => Promise<OpenTransaction>
 
 interface ErrorEvents {
   on(event: 'error', listener: (error: Error) => void): unknown
   removeListener(event: 'error', listener: (error: Error) => void): unknown
 }
 
-export function poolTransactions(pool: PoolLike, lockTimeoutMs: number): Begin {
+function poolTransactions(pool: PoolLike, lockTimeoutMs: number): Begin {
   return async () => {
     const connection = await pool.connect()
     const events = connection as unknown as Partial<ErrorEvents>
@@ -85,43 +47,36 @@ export function poolTransactions(pool: PoolLike, lockTimeoutMs: number): Begin {
     const onError = (error: Error) => end(error)
     events.on?.('error', onError)
     try {
-      // A duplicate delivery would otherwise wait on the claimed row for as long as the handlers run. One
-      // simple-protocol round trip (no parameters), as pg sends it. The claim statement run in this transaction
-      // (claimInTransaction in sql.ts) puts lock_timeout back to its default once the row is ours, so that the
-      // handlers' own writes wait for locks as the app configured, not as briefly as the claim does.
+      // A duplicate delivery would otherwise wait on the claimed row for as long as the handlers run. One round
+      // trip (no parameters: both statements in one simple query); the claim resets it once the row is ours.
       await connection.query(`BEGIN; SET LOCAL lock_timeout = ${lockTimeoutMs}`)
     } catch (error) {
       end(error as Error)
       throw error
     }
     return {
-      query: async (text, params) => (await connection.query(text, params)).rows,
+      query: statementsOn(connection),
       handle: connection,
-      async commit() {
-        if (ended) throw new Error('the connection holding the transaction was lost; nothing was committed')
+      async end(commit) {
+        if (ended) {
+          if (commit) throw new Error('the connection holding the transaction was lost; nothing was committed')
+          return
+        }
         try {
-          await connection.query('COMMIT')
+          await connection.query(commit ? 'COMMIT' : 'ROLLBACK')
         } catch (error) {
           end(error as Error)
-          throw error
+          if (commit) throw error
+          return
         }
         end()
-      },
-      async rollback() {
-        if (ended) return
-        try {
-          await connection.query('ROLLBACK')
-          end()
-        } catch (error) {
-          end(error as Error)
-        }
       },
       abandon: () => end(new Error('the lease expired while the transaction was open')),
     }
   }
 }
 
-export function pgliteTransactions(db: PGliteLike): Begin {
+function pgliteTransactions(db: PGliteLike): Begin {
   return () =>
     new Promise<OpenTransaction>((resolveOpen, rejectOpen) => {
       let finish!: (commit: boolean) => void
@@ -135,13 +90,9 @@ export function pgliteTransactions(db: PGliteLike): Begin {
         resolveOpen({
           query: async (text, params) => (await tx.query(text, params)).rows,
           handle: tx,
-          async commit() {
-            finish(true)
-            await done
-          },
-          async rollback() {
-            finish(false)
-            await done.catch(() => {})
+          async end(commit) {
+            finish(commit)
+            await (commit ? done : done.catch(() => {}))
           },
           abandon() {
             finish(false)
@@ -154,4 +105,105 @@ export function pgliteTransactions(db: PGliteLike): Begin {
         if (!opened) rejectOpen(error)
       })
     })
+}
+
+/** A claim this store holds open (with PGlite, also one it is busy taking). */
+interface Held {
+  readonly owner: string
+  readonly state: PaymentState
+  /** When its lease ends (ms). */
+  readonly until: number
+  open?: OpenTransaction
+  timer?: ReturnType<typeof setTimeout>
+}
+
+export function transactionalClaims(client: PoolLike | PGliteLike, lockTimeoutMs: number) {
+  const pglite = isPGlite(client)
+  const begin = pglite ? pgliteTransactions(client) : poolTransactions(client, lockTimeoutMs)
+  /** By exchange_number: a completion brings only its lease, and the transaction is found by it. */
+  const held = new Map<string, Held>()
+
+  /** Forgets `entry` and ends its transaction, without waiting: its lease is over. */
+  function drop(exchangeNumber: string, entry: Held): void {
+    if (held.get(exchangeNumber) === entry) held.delete(exchangeNumber)
+    clearTimeout(entry.timer)
+    entry.open?.abandon()
+  }
+
+  /** Takes the open claim of `lease` out of the map, if this store holds it. */
+  function take(lease: LeaseRef): OpenTransaction | undefined {
+    const entry = held.get(lease.exchangeNumber)
+    if (entry?.open === undefined || entry.owner !== lease.owner || entry.state !== lease.state) return undefined
+    held.delete(lease.exchangeNumber)
+    clearTimeout(entry.timer)
+    return entry.open
+  }
+
+  return {
+    /** Opens a transaction and runs `claim` in it; keeps it open when claimed, rolls it back otherwise. */
+    async claim(request: ClaimRequest, leaseMs: number, claim: (query: Query) => Promise<Claim<never>>): Promise<Claim<unknown>> {
+      const key = request.exchangeNumber
+      const ours: Held = { owner: request.owner, state: request.state, until: Date.now() + leaseMs }
+      if (pglite) {
+        // One session: a second transaction starts when the open one ends. A claim of a payment whose transaction
+        // this store holds open would wait for its handlers (or, in the same delivery's flow, for ever): busy.
+        const current = held.get(key)
+        const now = Date.now()
+        if (current !== undefined && current.until > now) return { outcome: 'busy', retryAfterMs: current.until - now }
+        if (current !== undefined) drop(key, current)
+        held.set(key, ours)
+      }
+      const giveUp = () => {
+        if (held.get(key) === ours) held.delete(key)
+      }
+      let open: OpenTransaction | undefined
+      let answer: Claim<never>
+      try {
+        open = await begin()
+        answer = await claim(open.query)
+      } catch (error) {
+        await open?.end(false)
+        giveUp()
+        // Another transaction holds the row for longer than lockTimeoutMs: its handlers are still running.
+        if (codeOf(error) === LOCK_NOT_AVAILABLE) return { outcome: 'busy', retryAfterMs: Math.min(lockTimeoutMs, leaseMs) }
+        throw error
+      }
+      const remaining = ours.until - Date.now()
+      if (answer.outcome !== 'claimed' || remaining <= 0) {
+        await open.end(false)
+        giveUp()
+        return answer.outcome === 'claimed' ? { outcome: 'busy', retryAfterMs: RETRY_SOON_MS } : answer
+      }
+      const previous = held.get(key)
+      if (previous !== undefined && previous !== ours) drop(key, previous)
+      ours.open = open
+      held.set(key, ours)
+      // The lease ends with the transaction: past it, the writes roll back and the claim can be taken over.
+      ours.timer = setTimeout(() => drop(key, ours), remaining)
+      ;(ours.timer as { unref?: () => void }).unref?.()
+      return { ...answer, transaction: open.handle }
+    },
+
+    /** Runs `complete` in the lease's transaction and commits when it returns true; false when the lease is not held here. */
+    async complete(lease: LeaseRef, complete: (query: Query) => Promise<boolean>): Promise<boolean> {
+      const open = take(lease)
+      if (open === undefined) return false
+      try {
+        const done = await complete(open.query)
+        await open.end(done)
+        return done
+      } catch (error) {
+        await open.end(false)
+        if (codeOf(error) !== IN_FAILED_TRANSACTION) throw error
+        throw new Error('a statement the handlers ran in the transaction failed, so nothing was committed', { cause: error })
+      }
+    },
+
+    async release(lease: LeaseRef): Promise<boolean> {
+      const open = take(lease)
+      if (open === undefined) return false
+      await open.end(false)
+      return true
+    },
+  }
 }

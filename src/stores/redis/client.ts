@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { sha1Hex } from '../../core/crypto.js'
 
 /*
  * The store speaks raw commands so that one implementation serves both client libraries. The shapes below are
@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto'
  * packages a user of the other client (or of no Redis at all) does not have installed.
  */
 
-/** An ioredis `Redis` (or `Cluster`) instance: anything with ioredis's `call(command, ...args)`. */
+/** An ioredis `Redis` instance: anything with ioredis's `call(command, ...args)`. */
 export interface IoredisLikeClient {
   call(command: string, ...args: string[]): Promise<unknown>
 }
@@ -45,11 +45,13 @@ function isNoScript(error: unknown): boolean {
  * a restart, a failover or SCRIPT FLUSH); EVAL caches it for the next EVALSHA.
  */
 export function luaScript(send: RawCommand, source: string): Script {
-  const sha = createHash('sha1').update(source).digest('hex')
+  // Web Crypto rather than node:crypto, so that the store runs wherever the receiver does (Workers included).
+  let sha: Promise<string> | undefined
   return async (keys, args) => {
+    sha ??= sha1Hex(source)
     const tail = [String(keys.length), ...keys, ...args]
     try {
-      return await send(['EVALSHA', sha, ...tail])
+      return await send(['EVALSHA', await sha, ...tail])
     } catch (error) {
       if (!isNoScript(error)) throw error
       return send(['EVAL', source, ...tail])
@@ -62,3 +64,9 @@ export function replyText(reply: unknown): string | null {
   if (reply === null || reply === undefined) return null
   return typeof reply === 'string' ? reply : String(reply)
 }
+
+/** An array reply as texts (none for anything else). */
+export const replyTexts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
+
+/** A text's length in bytes, as Lua's # counts it: key names carry it in front of a uid (payment-book.ts). */
+export const byteLength = (text: string): number => new TextEncoder().encode(text).length

@@ -11,7 +11,7 @@ import type { Rendering } from '../../core/result/message.js'
 import { type PaymentState, STATE_RANK } from '../../core/payment.js'
 import { INBOX_STATES, type InboxItem, type InboxQueue, type InboxStatus, parseFields, type TakenEntry } from '../../contract/inbox-queue.js'
 import type { ResultSource } from '../../contract/delivery-result.js'
-import { luaScript, type RawCommand, replyText } from './client.js'
+import { luaScript, type RawCommand, replyTexts as texts } from './client.js'
 import { luaTable } from './lua-table.js'
 
 interface Meta {
@@ -182,8 +182,6 @@ function toItem(id: string, meta: Meta): InboxItem {
     lastError: meta.lastError ?? null,
   }
 }
-
-const texts = (reply: unknown): (string | null)[] => (Array.isArray(reply) ? reply.map(replyText) : [])
 
 /** @param hastenBatch entries hasten() looks at per script call (smaller only in tests) */
 export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTEN_BATCH): InboxQueue {

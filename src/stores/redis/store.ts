@@ -2,25 +2,32 @@
  * A store shared by every process that reaches the same Redis: leases and handled states live in Redis keys.
  * @module fpx-collect/redis
  */
-import { PAYMENT_STATES, type PaymentState, STATE_BIT } from '../../core/payment.js'
-import { luaScript, rawCommand, type RedisClientLike, replyText } from './client.js'
-import { CLAIM, COMPLETE, decidePlainClaim, freshLeaseValue, RELEASE } from './payment-key.js'
-import type { Claim, ClaimRequest, LeaseRef, ReceiverStore } from '../../contract/store.js'
-import type { InboxQueue } from '../../contract/inbox-queue.js'
-import { redisInbox } from './inbox.js'
-import { redisTimeline } from './timeline.js'
-import { redisPaymentBook } from './payment-book.js'
-import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
-import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
+import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import type { Logger } from '../../core/logger.js'
+import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { once } from '../../contract/once.js'
+import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
+import type { Claim, LeaseRef, OrderRef, ReceiverStore } from '../../contract/store.js'
+import type { TimelineEntry, TimelineQuery } from '../../contract/timeline.js'
+import { luaScript, rawCommand, type RedisClientLike, replyTexts } from './client.js'
+import { redisInbox } from './inbox.js'
+import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
+import { bookedPayment } from './booked.js'
+import { bookBase, redisPaymentBook } from './payment-book.js'
+import { redisSweepLock } from './sweep-lock.js'
+import { CLAIM, COMPLETE, paidKey, paymentKey, RELEASE, RELEASE_FAILED, resultArgs } from './payment-key.js'
+import { failureText } from '../../contract/book-query.js'
+import { redisTimeline } from './timeline.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client.js'
 export type { RedisDurability } from './inspect.js'
 
 export interface RedisStoreOptions {
-  /** A connected ioredis client, or a connected node-redis v4+ client (`createClient()`; not a cluster). */
+  /**
+   * A connected ioredis client, or a connected node-redis v4+ client (`createClient()`), of one Redis server (with
+   * its replicas): not a Redis Cluster, since a claim reads the payment, its order and the payment book together.
+   */
   client: RedisClientLike
   /** Put in front of every key. Default `fpx-collect:`. */
   prefix?: string
@@ -48,27 +55,34 @@ export interface RedisStore extends ReceiverStore {
   inspect(): Promise<RedisDurability>
   /** Inbox mode's queue under `<prefix>{inbox}:`: what createReceiver({ inbox }) uses, and the operator API without a receiver. */
   openInbox(): InboxQueue
+  /** The per-order timeline, in lists under `<prefix>timeline:` (timeline.ts). */
+  appendTimeline(entries: readonly TimelineEntry[]): Promise<void>
+  readTimeline(query: TimelineQuery): Promise<TimelineEntry[]>
   /** Payments known from creation, and the lock of one sweeper at a time, under `<prefix>{book}:`. */
   paymentBook(): PaymentBook
   sweepLock(): SweepLock
 }
 
-function paymentState(value: string | null): PaymentState {
-  if (value === null || !PAYMENT_STATES.includes(value as PaymentState)) throw new Error('the Redis claim script returned an unknown payment state')
+function paymentState(value: string | null | undefined): PaymentState {
+  if (!PAYMENT_STATES.includes(value as PaymentState)) throw new Error('the Redis claim script returned an unknown payment state')
   return value as PaymentState
 }
 
-function toClaim(reply: unknown): Claim {
-  const [outcome, detail] = Array.isArray(reply) ? reply : []
-  switch (replyText(outcome)) {
+/** The claim script's reply (payment-key.ts) as a Claim; paidBy and booked only when the claim named an order. */
+function toClaim(reply: unknown, orderNumber: string | undefined): Claim {
+  const [outcome, detail, paidBy, ...booked] = replyTexts(reply)
+  switch (outcome) {
     case 'claimed': {
-      const previous = replyText(detail)
-      return { outcome: 'claimed', previousState: previous === '' || previous === null ? null : paymentState(previous) }
+      const claim = { outcome: 'claimed', previousState: detail ? paymentState(detail) : null } as const
+      if (orderNumber === undefined) return claim
+      // What the merchant's client recorded: a record the book made from a result has nothing to check against.
+      const found = bookedPayment(orderNumber, booked)
+      return { ...claim, paidBy: paidBy || null, ...(found === undefined || found.kind === 'result' ? {} : { booked: found }) }
     }
     case 'duplicate':
       return { outcome: 'duplicate' }
     case 'stale':
-      return { outcome: 'stale', currentState: paymentState(replyText(detail)) }
+      return { outcome: 'stale', currentState: paymentState(detail) }
     case 'busy':
       return { outcome: 'busy', retryAfterMs: Math.max(1, Number(detail) || 1) }
     default:
@@ -77,11 +91,10 @@ function toClaim(reply: unknown): Claim {
 }
 
 /**
- * A store for several processes (or restarts) receiving deliveries: a claim is a lease in the payment's one key,
- * taken by `SET NX PX` when the key is new and otherwise decided in a Lua script together with the "never
- * regress" check; only the lease's owner can complete or release.
- * A concurrent duplicate held by another process is answered busy without `settled`: the receiver asks again
- * for up to busyWaitMs, then replies 409 with Retry-After.
+ * A store for several processes (or restarts) receiving deliveries. A claim is one script on the payment's key
+ * (payment-key.ts): the lease, the "never regress" check, and, for a result that names its order, whether another
+ * payment paid the order and what the payment book holds of it. A completion is one script too: the state
+ * recorded, the order marked paid, the booked payment settled. Only the lease's owner can complete or release.
  *
  * What it promises: a state is recorded only by a delivery whose handlers returned while it still held the
  * lease. A process killed after its handlers' effects but before completion leaves the state unrecorded, so the
@@ -95,63 +108,59 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   checkPositiveInteger('leaseMs', options.leaseMs)
   checkPositiveInteger('retentionMs', options.retentionMs)
   const retentionMs = String(options.retentionMs ?? DEFAULT_RETENTION_MS)
-  const claimScript = luaScript(send, CLAIM)
-  const completeScript = luaScript(send, COMPLETE)
-  const releaseScript = luaScript(send, RELEASE)
+  const scripts = {
+    claim: luaScript(send, CLAIM),
+    complete: luaScript(send, COMPLETE),
+    release: luaScript(send, RELEASE),
+    releaseFailed: luaScript(send, RELEASE_FAILED),
+  }
   const timeline = redisTimeline(send, prefix, retentionMs)
   const book = redisPaymentBook(send, prefix, retentionMs)
+  const lock = redisSweepLock(send, bookBase(prefix))
   // Asked once; a server that could not be reached is asked again at the next call.
   const inspect = once(() => inspectRedis(send))
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
   let checked = options.inspect === false
 
-  // One key per payment (redis-payment-key.ts), in its own hash slot (the `{...}` tag) so the scripts also run on
-  // Redis Cluster.
-  const keyOf = (exchangeNumber: string) => [`${prefix}{${exchangeNumber}}:handled`]
-  const leaseValue = (lease: LeaseRef) => `${lease.state}:${lease.owner}`
-  // Redis before 7.0 refuses NX with GET: then every claim is the script.
-  let plainClaims = true
+  const ownedBy = (lease: LeaseRef) => `${lease.state}:${lease.owner}`
+  /** The keys and arguments of a claim or completion: its payment's, and its order's when it names one. */
+  const parts = (lease: LeaseRef & OrderRef) => {
+    const payment = paymentKey(prefix, lease.exchangeNumber)
+    if (lease.orderNumber === undefined) return { keys: [payment], order: [] }
+    const uid = lease.uid ?? ''
+    return { keys: [payment, paidKey(prefix, uid, lease.orderNumber)], order: [lease.exchangeNumber, bookBase(prefix), uid, lease.orderNumber] }
+  }
 
   return {
-    async claim(request: ClaimRequest): Promise<Claim> {
+    async claim(request) {
       if (!checked) {
         checked = true
         void inspect().then((found) => reportDurability(found, options.logger ?? consoleWarnings))
       }
       const leaseMs = String(options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs)))
-      const keys = keyOf(request.exchangeNumber)
-      if (plainClaims) {
-        // A first delivery (nothing kept) is taken by the SET itself; a duplicate or a regression is told by the
-        // value it returns; only a lease held or a later state goes on to the script.
-        try {
-          const reply = await send(['SET', keys[0] as string, freshLeaseValue(request.state, request.owner), 'NX', 'PX', leaseMs, 'GET'])
-          const decided = decidePlainClaim(reply, request.state)
-          if (decided !== undefined) return decided
-        } catch (error) {
-          const message = error instanceof Error ? error.message : ''
-          if (message.includes('syntax error')) plainClaims = false
-          // WRONGTYPE: an earlier version's set of handled states, which the script carries over.
-          else if (!message.startsWith('WRONGTYPE')) throw error
-        }
-      }
-      return toClaim(await claimScript(keys, [request.owner, request.state, leaseMs]))
+      const { keys, order } = parts(request)
+      return toClaim(await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order]), request.orderNumber)
     },
 
-    async complete(lease: LeaseRef): Promise<boolean> {
-      const reply = await completeScript(keyOf(lease.exchangeNumber), [leaseValue(lease), lease.state, retentionMs, String(STATE_BIT[lease.state])])
-      return Number(reply) === 1
+    async complete(completion) {
+      const { keys, order } = parts(completion)
+      const book = order.length === 0 ? [] : [String(Date.now()), ...resultArgs(completion.seen)]
+      return Number(await scripts.complete(keys, [ownedBy(completion), completion.state, retentionMs, ...order, ...book])) === 1
     },
 
-    async release(lease: LeaseRef): Promise<boolean> {
-      const reply = await releaseScript(keyOf(lease.exchangeNumber), [leaseValue(lease)])
-      return Number(reply) === 1
+    async release(lease) {
+      const key = [paymentKey(prefix, lease.exchangeNumber)]
+      const { failure, orderNumber } = lease
+      if (failure === undefined || orderNumber === undefined) return Number(await scripts.release(key, [ownedBy(lease)])) === 1
+      const book = [bookBase(prefix), lease.uid ?? '', orderNumber, lease.state, lease.exchangeNumber, String(Date.now()), failureText(failure.message)]
+      return Number(await scripts.releaseFailed(key, [ownedBy(lease), ...book, ...resultArgs(failure.seen)])) === 1
     },
 
     openInbox: () => redisInbox(send, prefix),
     appendTimeline: timeline.append,
     readTimeline: timeline.read,
-    paymentBook: () => book.book,
-    sweepLock: () => book.lock,
+    paymentBook: () => book,
+    sweepLock: () => lock,
     inspect,
   }
 }

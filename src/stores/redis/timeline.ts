@@ -2,20 +2,25 @@ import { luaScript, type RawCommand, replyText } from './client.js'
 import { byTime, entryFromJson, entryToJson, MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
 
 /*
- * The Redis store's timeline: one list per order_number and one per exchange_number, each entry a JSON string,
- * trimmed to the latest MAX_TIMELINE_ENTRIES and expiring retentionMs after its last entry, like the handled
- * states. One script per list appends, trims and sets the expiry in a single command: a list never outlives
- * retention because a crash came between two commands.
+ * The Redis store's timeline: one list per order_number and one per exchange_number, `<prefix>timeline:order:<n>`
+ * and `<prefix>timeline:exchange:<n>`, each entry a JSON string, trimmed to the latest MAX_TIMELINE_ENTRIES and
+ * expiring retentionMs after its last entry, like the handled states. A batch is one script: every list appended,
+ * trimmed and given its expiry together, so that no list outlives retention because a crash came in between.
  */
+
+// KEYS: the lists. ARGV: retentionMs, the most entries a list keeps, then how many entries each list gets, then the
+// entries, list by list. Pushed a hundred at a time: Lua's unpack spreads only so many values.
 const APPEND = `
-redis.call('RPUSH', KEYS[1], unpack(ARGV, 3))
-redis.call('LTRIM', KEYS[1], -tonumber(ARGV[2]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
+local at = 3 + #KEYS
+for i, key in ipairs(KEYS) do
+  local last = at + tonumber(ARGV[2 + i]) - 1
+  for first = at, last, 100 do redis.call('RPUSH', key, unpack(ARGV, first, math.min(first + 99, last))) end
+  redis.call('LTRIM', key, -tonumber(ARGV[2]), -1)
+  redis.call('PEXPIRE', key, ARGV[1])
+  at = last + 1
+end
 return 1
 `
-
-// Lua's unpack has a limit on how many values it spreads; a batch far below it per list.
-const MAX_PER_COMMAND = 200
 
 export interface RedisTimeline {
   append(entries: readonly TimelineEntry[]): Promise<void>
@@ -39,11 +44,9 @@ export function redisTimeline(send: RawCommand, prefix: string, retentionMs: str
         if (entry.exchangeNumber !== null) push(key('exchange', entry.exchangeNumber), json)
         if (entry.orderNumber !== null) push(key('order', entry.orderNumber), json)
       }
-      const commands: Promise<unknown>[] = []
-      for (const [name, list] of lists)
-        for (let start = 0; start < list.length; start += MAX_PER_COMMAND)
-          commands.push(appendScript([name], [retentionMs, String(MAX_TIMELINE_ENTRIES), ...list.slice(start, start + MAX_PER_COMMAND)]))
-      await Promise.all(commands)
+      if (lists.size === 0) return
+      const counts = [...lists.values()].map((list) => String(list.length))
+      await appendScript([...lists.keys()], [retentionMs, String(MAX_TIMELINE_ENTRIES), ...counts, ...[...lists.values()].flat()])
     },
 
     async read(query) {

@@ -1,0 +1,115 @@
+import { classify, type Payment, type PaymentState, toPayment } from '../payment.js'
+import { type FieldInput, type FieldValue, toPlain } from '../values.js'
+import type { MatchedCredential } from './credentials.js'
+import { ReceiverError } from './errors.js'
+import { findFieldProblems } from './fields.js'
+import { type Message, messageOf, type Rendering } from './message.js'
+import { readUnsignedQuery } from './query-splits.js'
+
+const REDACTED = '[redacted]'
+
+/** A payment result whose checksum matched (or that came over the authenticated API), with valid fields. */
+export class VerifiedPayment {
+  readonly state: PaymentState
+  readonly exchangeNumber: string
+  readonly orderNumber: string
+  /** With `credentials`: the set whose Checksum Token matched, and how it was chosen. */
+  credential: MatchedCredential | undefined = undefined
+  /**
+   * The API UID whose Checksum Token verified it (several `credentials`, or a resolver), or whose API record it is;
+   * undefined with one checksumToken. Never the message's uid field read by name alone.
+   */
+  signerUid: string | undefined = undefined
+  /** Query text holding the merchant's own, unsigned parameters, if any; parsed when read. */
+  unsignedSource: string | undefined = undefined
+  /**
+   * Whether the values the receiver acts on could stand under no other name (docs/security.md, signature only).
+   * True for API records. verifyDelivery only reports it: confirm a result that is not before trusting its names.
+   */
+  pinned = true
+  /** Why it is not pinned, naming fields (never values); undefined when pinned. */
+  unpinnedReason: string | undefined = undefined
+
+  constructor(
+    private readonly message: Message,
+    /** Which rendering of nested fields the checksum matched (`plain` when nothing is nested). */
+    readonly rendering: Rendering,
+  ) {
+    this.state = classify(message.text('payment_status') as string, message.text('fpx_debit_auth_code'))
+    this.exchangeNumber = message.text('exchange_number') as string
+    this.orderNumber = message.text('order_number') as string
+  }
+
+  /** Whether the message carries a non-empty value for this (top-level) field. */
+  has(name: string): boolean {
+    const value = this.message.text(name)
+    return value !== undefined && value !== ''
+  }
+
+  /** A top-level field's text as received. */
+  text(name: string): string | undefined {
+    return this.message.text(name)
+  }
+
+  /** The typed view: booleans, amounts in sen, dates. */
+  get payment(): Payment {
+    return toPayment(
+      this.state,
+      (name) => this.message.text(name),
+      (name) => this.message.get(name),
+    )
+  }
+
+  /**
+   * The callback or redirect URL's own query parameters (`?shop=42`), which the service does not sign. Never part
+   * of `fields`; trust them only as far as anything a browser can change.
+   */
+  get unsignedQuery(): Readonly<Record<string, string>> {
+    return readUnsignedQuery(this.unsignedSource, (name) => this.message.has(name))
+  }
+
+  /**
+   * Every field as received (text, nested objects for `params` and the like), in a prototype-free object; a
+   * `token` field reads `[redacted]`: some results echo the merchant's Auth Token, which no log or page may show.
+   */
+  get fields(): Readonly<Record<string, unknown>> {
+    const fields: Record<string, unknown> = Object.create(null)
+    this.message.names.forEach((name, i) => (fields[name] = name === 'token' ? REDACTED : toPlain(this.message.values[i] as FieldValue)))
+    return Object.freeze(fields)
+  }
+
+  /** The signed values in order with their names, for the signature-only check. */
+  signedFields(): { name: string; text: string }[] {
+    return this.message.signedFields(this.rendering)
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { state, exchangeNumber, orderNumber, rendering, credential, signerUid, pinned, payment, fields } = this
+    return { state, exchangeNumber, orderNumber, rendering, credential, signerUid, pinned, payment, fields }
+  }
+}
+
+/**
+ * The checks and classification every payment result goes through once it is trusted, by its checksum or because
+ * it came over the authenticated API. Throws ReceiverError `invalid_fields`.
+ */
+export function validated(message: Message, rendering: Rendering, what: string): VerifiedPayment {
+  const problems = findFieldProblems(
+    (name) => message.has(name),
+    (name) => message.text(name),
+  )
+  if (problems.length > 0) {
+    const detail = problems.map((problem) => `${problem.field} (expected ${problem.expected})`).join(', ')
+    throw new ReceiverError('invalid_fields', `${what} has missing or invalid fields: ${detail}`, { fields: problems.map((problem) => problem.field) })
+  }
+  return new VerifiedPayment(message, rendering)
+}
+
+/**
+ * A payment record read over the authenticated API (reconciliation, confirmation): checked and classified like a
+ * delivery, with no checksum, because it is trusted for where it came from. Never for anything a browser or
+ * another server sent.
+ */
+export function trustedPayment(fields: Readonly<Record<string, FieldInput>>): VerifiedPayment {
+  return validated(messageOf(fields), 'plain', 'the API record')
+}

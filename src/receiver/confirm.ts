@@ -1,0 +1,74 @@
+/*
+ * Confirmation: the authenticated API's record of a result's exchange_number. The checksum proves which values
+ * the service signed, not which name each had; the API's record says what they mean, so handlers get it instead
+ * of the delivered names (docs/security.md).
+ */
+import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
+import { STATE_RANK } from '../core/payment.js'
+import type { CredentialSet, MatchedCredential } from '../core/result/credentials.js'
+import { ReceiverError } from '../core/result/errors.js'
+import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
+
+/**
+ * What confirmation needs of the API client: `createClient()` from fpx-collect/client fits. By exchange_number to
+ * confirm a result; by order_number for the sweeper's lookups.
+ */
+export interface ConfirmingClient {
+  searchTransactions(reference: 'exchange_number' | 'order_number', value: string): Promise<readonly object[]>
+}
+
+/** Who signed a result (or a link of the receiver's own): the credential set, and how it was matched. */
+export interface Signer {
+  readonly set: CredentialSet | undefined
+  readonly credential: MatchedCredential | undefined
+  /** The uid the result names: finds the set again for a result read back from the inbox, which has none. */
+  readonly uid?: string | undefined
+}
+
+/** The API client that confirms what `signer` signed: its credential set's (partners have several). */
+export type Confirmer = (signer: Signer) => ConfirmingClient | Promise<ConfirmingClient>
+
+/** One client for every result, or the client of the credential set that signed it (partners). */
+export type ConfirmingClients = ConfirmingClient | ((credential: MatchedCredential | undefined) => ConfirmingClient)
+
+/** The error's kind and HTTP status, never its body: an API or a proxy may echo the request's credentials. */
+export function described(error: unknown): string {
+  if (!(error instanceof Error)) return 'unknown error'
+  const status = (error as { status?: unknown }).status
+  return typeof status === 'number' ? `${error.name} (HTTP ${status})` : error.name
+}
+
+/**
+ * The API's record of `exchangeNumber` at its latest state, as a trusted result; or why there is none: the API
+ * has no bank answer for it yet (`confirmation_pending`), or it cannot be asked (`confirmation_unavailable`, also
+ * when it does not answer within `withinMs`). Never rejects.
+ */
+export async function confirmThroughApi(confirmer: Confirmer, signer: Signer, exchangeNumber: string, withinMs: number): Promise<VerifiedPayment | ReceiverError> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), withinMs)
+  })
+  let records: readonly object[]
+  try {
+    const client = await confirmer(signer)
+    const answer = await Promise.race([client.searchTransactions('exchange_number', exchangeNumber), late])
+    if (answer === 'late') return new ReceiverError('confirmation_unavailable', `the status API did not answer within ${withinMs} ms; retry later`)
+    records = answer
+  } catch (error) {
+    return new ReceiverError('confirmation_unavailable', `the status API could not confirm the result (${described(error)}); retry later`, { cause: error })
+  } finally {
+    clearTimeout(timer)
+  }
+  let known: VerifiedPayment | undefined
+  for (const record of records as readonly Record<string, unknown>[]) {
+    if (record?.exchange_number !== exchangeNumber || !hasBankAnswer(record)) continue
+    let candidate: VerifiedPayment
+    try {
+      candidate = trustedPayment(apiRecordText(record))
+    } catch {
+      continue
+    }
+    if (known === undefined || STATE_RANK[candidate.state] > STATE_RANK[known.state]) known = candidate
+  }
+  return known ?? new ReceiverError('confirmation_pending', 'the status API has no result for this exchange_number yet; retry later')
+}
