@@ -21,7 +21,7 @@ export const MAX_NESTING_DEPTH = 8
 
 /**
  * The most fields a delivery may carry, nested ones counted one by one. A result has about 45 and the merchant's
- * own params; anyone can send 9,000 empty ones in 64 KiB, and each costs work before the checksum can be compared.
+ * own params; anyone can send thousands of empty ones in one body, and each costs work before the checksum can be compared.
  */
 export const MAX_FIELDS = 256
 

@@ -23,7 +23,7 @@ import { validated, VerifiedPayment } from './verified.js'
 export { VerifiedPayment } from './verified.js'
 
 export type VerifyOptions = CredentialOptions & {
-  /** Larger bodies get 413. Default 64 KiB. */
+  /** Larger bodies get 413. Default 16 KiB (DEFAULT_MAX_BODY_BYTES). */
   maxBodyBytes?: number
   /** A body not complete within this many milliseconds gets 408 `body_timeout`. Default 30 000. */
   bodyTimeoutMs?: number
