@@ -8,6 +8,8 @@ export interface FaultyProxy {
   readonly requests: string[]
   /** Passes every later request through. */
   heal(): void
+  /** Holds every later request this long before passing it on (a slow API under a sale's load). */
+  slowDown(ms: number): void
   close(): Promise<void>
 }
 
@@ -18,6 +20,7 @@ export interface FaultyProxy {
 export async function faultyProxy(target: string, failures: number, status: number | 'hang', headers: Record<string, string> = {}): Promise<FaultyProxy> {
   const requests: string[] = []
   let failing = failures
+  let delayMs = 0
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     requests.push(`${req.method} ${req.url}`)
     if (failing > 0) {
@@ -29,6 +32,7 @@ export async function faultyProxy(target: string, failures: number, status: numb
     }
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs))
     const forwarded: Record<string, string> = {}
     for (const name of ['authorization', 'content-type', 'accept']) if (typeof req.headers[name] === 'string') forwarded[name] = req.headers[name]
     const answer = await fetch(`${target}${req.url}`, { method: req.method, headers: forwarded, body: chunks.length > 0 ? Buffer.concat(chunks) : undefined, redirect: 'manual' })
@@ -48,6 +52,9 @@ export async function faultyProxy(target: string, failures: number, status: numb
     requests,
     heal: () => {
       failing = 0
+    },
+    slowDown: (ms) => {
+      delayMs = ms
     },
     close: () =>
       new Promise<void>((resolve) => {
