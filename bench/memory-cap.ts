@@ -5,9 +5,9 @@
  * turns, round by round, and each ratio is the median of the rounds' own ratios: the machine's speed drifts within
  * seconds, and a pair of rounds a few milliseconds apart sees the same machine.
  *
- * Forgetting the oldest by a new walk of the map from its front stepped over every slot the forgetting before had
- * left there (V8 compacts a Map's table only when it fills): ~25 µs a new payment, whatever the cap. The stores now
- * resume one walk (src/stores/memory/oldest-first.ts). Goal: at the cap, at most 1.5× the cost with room.
+ * A Map keeps a deleted entry's slot until its table is rebuilt, so forgetting the oldest one at a time by a walk
+ * from the front steps over every slot forgotten before; the store forgets a batch (1 % of the cap) per walk
+ * (src/stores/memory/cap.ts). Goal: at the cap, at most 1.5× the cost with room.
  *
  * Environment: BENCH_CAP (payments held, default 100,000), BENCH_OPS (new payments a round, default 500),
  * BENCH_ROUNDS (default 40).

@@ -35,6 +35,7 @@ import {
   type SeenResult,
 } from '../../contract/payment-book.js'
 import type { MemorySweepLock } from './sweep-lock.js'
+import { forgetBatch } from './cap.js'
 
 const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -290,14 +291,20 @@ export class MemoryPaymentBook implements PaymentBook {
     else this.byOrder.set(kept.booked.orderNumber, keys)
   }
 
-  /** At the cap: what expired, else the payment closed longest ago, else (all open) the one recorded first. */
+  /**
+   * At the cap, a batch in one walk (cap.ts): what expired or closed, longest ago first, else (all open) those
+   * recorded first.
+   */
   private makeRoom(): void {
     const now = Date.now()
-    let firstOpen: string | undefined
+    const batch = forgetBatch(this.maxEntries)
+    const closed: string[] = []
+    const open: string[] = []
     for (const [key, kept] of this.payments) {
-      if (kept.until <= now || kept.booked.status !== 'open') return this.forget(key)
-      firstOpen ??= key
+      if (kept.until <= now || kept.booked.status !== 'open') closed.push(key)
+      else if (open.length < batch) open.push(key)
+      if (closed.length === batch) break
     }
-    if (firstOpen !== undefined) this.forget(firstOpen)
+    for (const key of closed.length > 0 ? closed : open) this.forget(key)
   }
 }

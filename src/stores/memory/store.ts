@@ -2,6 +2,7 @@ import { currentOfBits, STATE_BIT } from '../../core/payment.js'
 import { ownCopy } from '../../core/values.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import { type Claim, isRegression, type LeaseRef, orderKey, type ReceiverStore } from '../../contract/store.js'
+import { forgetBatch, forgetOldest } from './cap.js'
 import { MemoryPaymentBook } from './payment-book.js'
 import { MemorySweepLock } from './sweep-lock.js'
 import { MemoryTimeline } from './timeline.js'
@@ -10,9 +11,9 @@ export interface MemoryStoreOptions {
   /** How long handled states are remembered. Default 30 days: the service's redelivery window is not stated. */
   retentionMs?: number
   /**
-   * At most this many payments are remembered (default 100,000: about 250 MB with their timelines). Past it, the payments touched longest ago are
-   * forgotten first, whatever their retention, so that memory stays bounded; a payment whose claim is in flight
-   * is never forgotten. A redelivery of a forgotten payment runs its handlers again: keep the cap above the
+   * At most this many payments are remembered (default 100,000: about 250 MB with their timelines). Past it, the
+   * payments touched longest ago are forgotten first, 1 % of the cap at once, whatever their retention, so that
+   * memory stays bounded; a payment whose claim is in flight is never forgotten. A redelivery of a forgotten payment runs its handlers again: keep the cap above the
    * payments you receive within the service's redelivery window, or use a shared store.
    */
   maxEntries?: number
@@ -49,17 +50,17 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
   const book = new MemoryPaymentBook(retentionMs, maxEntries, lock)
 
   /**
-   * Moves a payment to the end (touched now). A completion also forgets the oldest past the cap, never one under a
-   * lease: claims that are released again (probes of payments that never come) push no handled payment out.
+   * Moves a payment to the end (touched now). A completion past the cap also forgets a batch of the oldest, never
+   * one under a lease: claims that are released again (probes of payments that never come) push no handled payment
+   * out.
    */
   function touch(payment: Payment, now: number, completed = false): void {
     payments.delete(payment.key)
     payments.set(payment.key, payment)
-    if (!completed) return
-    for (const [key, old] of payments) {
-      if (payments.size <= maxEntries || key === payment.key) break
-      if (old.lease === undefined || old.lease.until <= now) payments.delete(key)
-    }
+    if (!completed || payments.size <= maxEntries) return
+    // Down to a batch below the cap (cap.ts): the next walk waits for a batch of new payments.
+    const keep = maxEntries + 1 - forgetBatch(maxEntries)
+    forgetOldest(payments, payments.size - keep, (key, old) => key !== payment.key && (old.lease === undefined || old.lease.until <= now))
   }
 
   function held(ref: LeaseRef): Payment | undefined {
@@ -102,7 +103,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       if (key !== undefined && completion.state === 'succeeded') {
         paid.delete(key)
         paid.set(ownCopy(key), { exchangeNumber: payment.key, until: now + retentionMs })
-        if (paid.size > maxEntries) paid.delete(paid.keys().next().value as string)
+        if (paid.size > maxEntries) forgetOldest(paid, forgetBatch(maxEntries))
       }
       if (completion.orderNumber !== undefined)
         book.completeNow({ orderNumber: completion.orderNumber, uid: completion.uid }, completion.state, completion.exchangeNumber, completion.seen)

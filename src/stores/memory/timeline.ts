@@ -1,5 +1,6 @@
 import { ownCopy } from '../../core/values.js'
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
+import { forgetBatch, forgetOldest } from './cap.js'
 
 /** An entry as kept: its time as a number (a Date object costs several times as much), and when it may go. */
 interface Kept extends Omit<TimelineEntry, 'at'> {
@@ -47,7 +48,7 @@ export class MemoryTimeline {
     // Written again: moved to the end, so that the cap forgets the list written longest ago first.
     const list = index.get(key) ?? []
     index.delete(key)
-    if (index.size >= this.maxEntries) index.delete(index.keys().next().value as string)
+    if (index.size >= this.maxEntries) forgetOldest(index, forgetBatch(this.maxEntries))
     index.set(key, list)
     list.push(kept)
     // Bounded however many deliveries name one payment: past twice the limit, back to the latest limit.
