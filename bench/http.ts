@@ -162,7 +162,7 @@ const ratios: [string, Scenario, Scenario, number, number][] = [
   ['Express b/a', 'express-fpx', 'express-parser', 0.95, Number.NaN],
   ['Koa b/a', 'koa-fpx', 'koa-parser', 0.95, Number.NaN],
   ['Fastify b/a', 'fastify-fpx', 'fastify-parser', 0.95, 0.95],
-  ['Fastify b/c', 'fastify-fpx', 'octokit', Number.NaN, 0.9],
+  ['Fastify b/c', 'fastify-fpx', 'octokit', Number.NaN, 0.8], // issue 35
   // Not goals: how close the adapter comes to Fastify doing nothing, and both on bare node:http.
   ['Fastify b/ceiling', 'fastify-fpx', 'fastify-ceiling', Number.NaN, Number.NaN],
   ['node:http b/c', 'node-fpx', 'octokit', Number.NaN, Number.NaN],
