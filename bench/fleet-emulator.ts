@@ -38,9 +38,15 @@ interface DeliveryJson {
 const logged: string[] = []
 let logCount = 0
 async function summary(): Promise<CallbackSummary> {
-  // The control API is the only view of the delivery log (startEmulator does not hand out its deliverer).
-  const response = await fetch(`${emulator.url}/__emulator/deliveries`)
-  const { deliveries } = (await response.json()) as { deliveries: DeliveryJson[] }
+  // The control API is the only view of the delivery log (startEmulator does not hand out its deliverer); it
+  // answers in pages, so every page is read.
+  const deliveries: DeliveryJson[] = []
+  for (let page: number | null = 1; page !== null; ) {
+    const response = await fetch(`${emulator.url}/__emulator/deliveries?per_page=1000&page=${page}`)
+    const body = (await response.json()) as { deliveries: DeliveryJson[]; next_page: number | null }
+    deliveries.push(...body.deliveries)
+    page = body.next_page
+  }
   const result: CallbackSummary = { total: deliveries.length, unsettled: 0, failed: 0, firstAttemptMs: [], firstAnswers: {}, retried: 0 }
   for (const delivery of deliveries) {
     if (delivery.state === 'scheduled' || delivery.state === 'sending' || delivery.state === 'held') result.unsettled++

@@ -106,9 +106,15 @@ const UNSETTLED = new Set(['held', 'scheduled', 'sending'])
 export async function settleCallbacks(emulatorUrl: string, exchanges: ReadonlySet<string>, seconds: number): Promise<DeliveryJson[]> {
   const deadline = performance.now() + seconds * 1000
   for (;;) {
-    // The whole log: the control API filters by one exchange_number at most.
-    const response = await fetch(`${emulatorUrl}/__emulator/deliveries`)
-    const ours = ((await response.json()) as { deliveries: DeliveryJson[] }).deliveries.filter((delivery) => exchanges.has(delivery.exchange_number))
+    // The whole log, page by page: the control API filters by one exchange_number at most.
+    const all: DeliveryJson[] = []
+    for (let page: number | null = 1; page !== null; ) {
+      const response = await fetch(`${emulatorUrl}/__emulator/deliveries?per_page=1000&page=${page}`)
+      const body = (await response.json()) as { deliveries: DeliveryJson[]; next_page: number | null }
+      all.push(...body.deliveries)
+      page = body.next_page
+    }
+    const ours = all.filter((delivery) => exchanges.has(delivery.exchange_number))
     if (!ours.some((delivery) => UNSETTLED.has(delivery.state)) || performance.now() >= deadline) return ours
     await new Promise((resolve) => setTimeout(resolve, 500))
   }

@@ -100,6 +100,15 @@ describe('fpx-collect rehearse', () => {
     for (const secret of [CREDENTIALS.authToken, CREDENTIALS.checksumToken]) expect(result.stdout + result.stderr).not.toContain(secret)
   })
 
+  it('counts every callback of a run longer than one page of the emulator\'s delivery log (100)', async () => {
+    const result = await rehearse(['--rate', '30', '--duration', '2', '--failures', '0', '--b2b1', '0'])
+    expect(result.code, result.stderr).toBe(0)
+    const report = JSON.parse(result.stdout) as Report
+    expect(report.payments.started).toBe(60)
+    expect(report.callbacks).toEqual({ results: 60, duplicates: 60, retried: 0, gaveUp: 0, unsettled: 0 })
+    expect(report.errors).toBe(0)
+  })
+
   it('counts a handler that threw (500 handler_failed) and the emulator retrying it, and exits 1', async () => {
     failNext = true
     const result = await rehearse(['--rate', '3', '--duration', '1', '--failures', '0', '--b2b1', '0', '--duplicates', '0'])
