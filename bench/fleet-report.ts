@@ -27,6 +27,8 @@ export interface Step {
   latency: { p50: number; p99: number; max: number }
   /** Everything that was not a success, by route and answer ("callback 409", "create ECONNRESET", ...). */
   errors: Record<string, number>
+  /** Callbacks answered 409 or 503 (come back later), by route and answer: not errors unless BENCH_STRICT=1. */
+  toldToRetry: Record<string, number>
   redirects: number
   /** Redirect answers a buyer would see as an error: 4xx, 5xx or none. */
   errorPages: number
@@ -85,9 +87,8 @@ function storeShort(work: StoreWork | undefined): string {
 const ms = (value: number) => (value >= 100 ? value.toFixed(0) : value.toFixed(1))
 
 export function stepLine(name: ColumnName, step: Step): string {
-  const errors = Object.entries(step.errors)
-    .map(([key, n]) => `${key} ×${n}`)
-    .join(', ')
+  const retries = Object.entries(step.toldToRetry).map(([key, n]) => `${key} ×${n} (told to retry)`)
+  const errors = [...Object.entries(step.errors).map(([key, n]) => `${key} ×${n}`), ...retries].join(', ')
   return (
     `${COLUMN_TITLES[name].padEnd(26)} ${String(step.rate).padStart(5)}/s offered, ${step.sent.toFixed(0).padStart(5)}/s sent; ` +
     `p50 ${ms(step.latency.p50)} p99 ${ms(step.latency.p99)} max ${ms(step.latency.max)} ms; ` +
@@ -133,6 +134,9 @@ export function renderTable(columns: readonly ColumnResult[], referenceRate: num
     row('why the next rate was not held', (c) => (c.firstFailing === undefined ? 'no rate failed' : `${c.firstFailing.rate}/s: ${c.firstFailing.reasons.join('; ')}`)),
     row(`latency at ${referenceRate} deliveries/s, p50 / p99`, (c) => (c.atReference === undefined ? '-' : `${ms(c.atReference.latency.p50)} / ${ms(c.atReference.latency.p99)} ms`)),
     row('store work per delivery (at the first rate)', (c) => (c.atFirst === undefined ? '-' : `${storeCell(c.atFirst.store)} (at ${c.atFirst.rate}/s)`)),
+    row('callbacks told to retry (409, 503) at the highest rate held', (c) =>
+      c.best === undefined ? '-' : `${Object.values(c.best.toldToRetry).reduce((sum, n) => sum + n, 0)} of ${c.best.deliveries - c.best.redirects}`,
+    ),
     row('buyers shown an error page at the first failing rate', (c) =>
       c.firstFailing === undefined ? 'no rate failed' : `${c.firstFailing.errorPages} of ${c.firstFailing.redirects} (at ${c.firstFailing.rate}/s)`,
     ),

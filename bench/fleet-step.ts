@@ -95,6 +95,14 @@ function storeWork(before: StoreSample, after: StoreSample, reports: ReceiverRep
 
 const tally = (into: Record<string, number>, key: string, n: number) => void (into[key] = (into[key] ?? 0) + n)
 const isSuccess = (route: string, answer: string) => (route === 'redirect' ? answer === '303' || answer === '200' : /^2\d\d$/.test(answer))
+/**
+ * A callback answered 409 or 503 is told to come back (Retry-After), which the service does: issue 37 allows a
+ * delivery that finds its payment being handled elsewhere to answer so. Counted apart, not as errors, unless
+ * BENCH_STRICT=1 (the issue's first table, which counted them); that nothing is lost is checked separately (every
+ * emulator callback settles 200, every payment state runs its handler once).
+ */
+const STRICT = process.env.BENCH_STRICT === '1'
+const isRetry = (route: string, answer: string) => !STRICT && route !== 'redirect' && (answer === '409' || answer === '503')
 
 export async function measureStep(context: StepContext, rate: number, orderPrefix: string): Promise<Step> {
   await context.emulator.call('reset')
@@ -113,9 +121,13 @@ export async function measureStep(context: StepContext, rate: number, orderPrefi
 
   const deliveries = reports.reduce((sum, report) => sum + report.requests.callback + report.requests.redirect, 0)
   const errors: Record<string, number> = {}
-  for (const [answer, n] of Object.entries(callbacks.firstAnswers)) if (!isSuccess('callback', answer)) tally(errors, `callback ${answer}`, n)
-  for (const route of ['duplicate', 'redirect'] as const)
-    for (const [answer, n] of Object.entries(load.answers[route])) if (!isSuccess(route, answer)) tally(errors, `${route} ${answer}`, n)
+  const toldToRetry: Record<string, number> = {}
+  const classify = (route: string, answer: string, n: number) => {
+    if (isRetry(route, answer)) tally(toldToRetry, `${route} ${answer}`, n)
+    else if (!isSuccess(route, answer)) tally(errors, `${route} ${answer}`, n)
+  }
+  for (const [answer, n] of Object.entries(callbacks.firstAnswers)) classify('callback', answer, n)
+  for (const route of ['duplicate', 'redirect'] as const) for (const [answer, n] of Object.entries(load.answers[route])) classify(route, answer, n)
   for (const [what, n] of Object.entries(load.emulatorErrors)) tally(errors, what, n)
   if (load.started < load.planned) tally(errors, 'payments not started (too many in flight)', load.planned - load.started)
   if (callbacks.total < load.completed) tally(errors, 'callbacks the emulator never created', load.completed - callbacks.total)
@@ -139,6 +151,7 @@ export async function measureStep(context: StepContext, rate: number, orderPrefi
     payments: load.completed,
     latency: { p50, p99, max: latencies.at(-1) ?? Number.NaN },
     errors,
+    toldToRetry,
     redirects: redirectAnswers.reduce((sum, [, n]) => sum + n, 0),
     errorPages,
     handlerRuns: handled.length,
