@@ -25,6 +25,12 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
 
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
 const MAX_RETRY_AFTER_S = 5
+/**
+ * A buyer's redirect that finds its payment held by another process asks once more after this long (a handler run
+ * or a confirmation usually takes less): the service retries a callback told 409, but a browser shows the buyer an
+ * error page. Once only, so a redirect costs at most one more round trip, never a poll.
+ */
+export const REDIRECT_ASKS_AGAIN_AFTER_MS = 250
 
 export interface DispatchParts<TTransaction> {
   readonly store: ReceiverStore<TTransaction>
@@ -70,6 +76,7 @@ export class Dispatcher<TTransaction> {
     }
     const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
     let claim: Claim<TTransaction>
+    let askedAgain = kind !== 'redirect'
     for (;;) {
       try {
         claim = await store.claim(request)
@@ -78,13 +85,20 @@ export class Dispatcher<TTransaction> {
         return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
       }
       if (claim.outcome !== 'busy') break
-      // Held by a delivery in this process: wait for it, then ask again. Held elsewhere: the sender comes back.
+      // Held by a delivery in this process: wait for it, then ask again.
       const here = waitHere ? this.running.get(verified.exchangeNumber) : undefined
-      if (here === undefined) {
-        const retryAfter = Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(claim.retryAfterMs / 1000)))
-        return refused(new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later'), 'busy', verified, retryAfter)
+      if (here !== undefined) {
+        await here.catch(() => undefined)
+        continue
       }
-      await here.catch(() => undefined)
+      // Held elsewhere: a redirect asks once more after a pause; otherwise the sender comes back.
+      if (!askedAgain) {
+        askedAgain = true
+        await new Promise((resolve) => setTimeout(resolve, REDIRECT_ASKS_AGAIN_AFTER_MS))
+        continue
+      }
+      const retryAfter = Math.min(MAX_RETRY_AFTER_S, Math.max(1, Math.ceil(claim.retryAfterMs / 1000)))
+      return refused(new ReceiverError('in_progress', 'another delivery of this payment is being handled; retry later'), 'busy', verified, retryAfter)
     }
     if (claim.outcome === 'duplicate') return acknowledged('duplicate', verified)
     if (claim.outcome === 'stale') {

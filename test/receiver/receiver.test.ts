@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
 import {
+  type Claim,
   createReceiver,
   type FieldInput,
   type Logger,
@@ -12,6 +13,7 @@ import {
   type ReceiverResponse,
   type ReceiverStore,
 } from '../../src/index.js'
+import { REDIRECT_ASKS_AGAIN_AFTER_MS } from '../../src/receiver/dispatch.js'
 import { encodeForm, samplePaymentFields, signCallback } from '../../src/testing.js'
 
 const TOKEN = 'ab'.repeat(32)
@@ -823,6 +825,40 @@ describe('stores', () => {
     expect(response.headers['retry-after']).toBe('3')
     expect(claims).toEqual([fields.exchange_number])
     expect(events).toHaveLength(0)
+  })
+
+  it("asks once more, after a pause, when a buyer's redirect finds the payment held by another process", async () => {
+    const asked: number[] = []
+    const answers: Claim[] = [{ outcome: 'busy', retryAfterMs: 2500 }, { outcome: 'duplicate' }]
+    const store: ReceiverStore = {
+      claim: async () => {
+        asked.push(performance.now())
+        return answers.shift() ?? { outcome: 'busy', retryAfterMs: 2500 }
+      },
+      complete: async () => true,
+      release: async () => true,
+    }
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
+    const response = await deliver(receiver, samplePaymentFields(), { kind: 'redirect' })
+    expect(response).toMatchObject({ status: 200, outcome: 'duplicate' })
+    expect(asked).toHaveLength(2)
+    expect((asked[1] as number) - (asked[0] as number)).toBeGreaterThanOrEqual(REDIRECT_ASKS_AGAIN_AFTER_MS - 10)
+  })
+
+  it('asks only once more: a redirect whose payment is still held elsewhere is answered in_progress', async () => {
+    let asked = 0
+    const store: ReceiverStore = {
+      claim: async () => {
+        asked++
+        return { outcome: 'busy', retryAfterMs: 2500 }
+      },
+      complete: async () => true,
+      release: async () => true,
+    }
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
+    const response = await deliver(receiver, samplePaymentFields(), { kind: 'redirect' })
+    expect(response).toMatchObject({ status: 409, outcome: 'busy', error: { code: 'in_progress' } })
+    expect(asked).toBe(2)
   })
 
   it('caps Retry-After at 5 s even when the lease has a minute left', async () => {
