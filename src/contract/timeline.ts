@@ -10,8 +10,8 @@ import { RESULT_SOURCES } from './delivery-result.js'
  * - an entry is kept at least `retentionMs` after it was written (the store's retention of handled states, 30 days
  *   by default); a store may keep it longer, until the payment itself is forgotten;
  * - a store with a bound on the payments it keeps (the memory store's maxEntries) may forget a payment's timeline
- *   earlier, but only together with the payment's handled states, as one: so a store may keep a payment's record and
- *   its timeline in one entry, and the memory store does;
+ *   earlier, once that many payments have been written after it (the memory store caps its timeline's keys at the
+ *   same number);
  * - at least the latest MAX_TIMELINE_ENTRIES entries of each exchange_number and order_number are kept (older ones
  *   may go, and beyond twice that of one exchange_number they do), and a read returns at most that many.
  */
