@@ -28,6 +28,13 @@ export interface ReceiverStore<TTransaction = undefined> {
    * transactional store: right after the rollback); an order the book does not hold gets a `result` record.
    */
   release(lease: Release): Promise<boolean>
+  /**
+   * Optional: resolves when the lease another delivery holds on `exchangeNumber` ends (completed or released), or
+   * after `timeoutMs`, whichever comes first; never rejects. A delivery that finds its payment busy in another
+   * process waits here, without asking the store again and again, then claims once more. Without it, a callback
+   * held elsewhere is answered 409 at once and a redirect asks once more after a pause.
+   */
+  awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<void>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**

@@ -26,9 +26,14 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
 // The lease's remaining time can be a minute; the holder is usually done long before, so ask again sooner.
 const MAX_RETRY_AFTER_S = 5
 /**
- * A buyer's redirect that finds its payment held by another process asks once more after this long (a handler run
- * or a confirmation usually takes less): the service retries a callback told 409, but a browser shows the buyer an
- * error page. Once only, so a redirect costs at most one more round trip, never a poll.
+ * A delivery that finds its payment held by another process waits at most this long for the holder to finish (a
+ * confirmation and the handlers usually take milliseconds), when the store can tell it (`awaitLeaseEnd`), then
+ * claims once more: the duplicate is then answered 200, and nobody comes back.
+ */
+export const WAITS_FOR_HOLDER_MS = 2000
+/**
+ * Without `awaitLeaseEnd`, a buyer's redirect that finds its payment held elsewhere asks once more after this long:
+ * the service retries a callback told 409, but a browser shows the buyer an error page. Once only, never a poll.
  */
 export const REDIRECT_ASKS_AGAIN_AFTER_MS = 250
 
@@ -76,7 +81,7 @@ export class Dispatcher<TTransaction> {
     }
     const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
     let claim: Claim<TTransaction>
-    let askedAgain = kind !== 'redirect'
+    let askedAgain = false
     for (;;) {
       try {
         claim = await store.claim(request)
@@ -91,8 +96,14 @@ export class Dispatcher<TTransaction> {
         await here.catch(() => undefined)
         continue
       }
-      // Held elsewhere: a redirect asks once more after a pause; otherwise the sender comes back.
-      if (!askedAgain) {
+      // Held elsewhere: wait for the holder where the store can tell when it is done, and ask once more.
+      if (!askedAgain && store.awaitLeaseEnd !== undefined) {
+        askedAgain = true
+        await store.awaitLeaseEnd(verified.exchangeNumber, Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)).catch(() => undefined)
+        continue
+      }
+      // Otherwise a redirect asks once more after a pause, and a callback's sender comes back.
+      if (!askedAgain && kind === 'redirect') {
         askedAgain = true
         await new Promise((resolve) => setTimeout(resolve, REDIRECT_ASKS_AGAIN_AFTER_MS))
         continue

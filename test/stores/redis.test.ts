@@ -39,6 +39,12 @@ const CLIENTS = {
 } as const
 
 describe('redisStore options', () => {
+  it('waits for a lease only with a client that can open a second connection', () => {
+    expect(redisStore({ client: { call: async () => null } }).awaitLeaseEnd).toBeUndefined()
+    expect(redisStore({ client: { sendCommand: async () => null } }).awaitLeaseEnd).toBeUndefined()
+    expect(redisStore({ client: { call: async () => null, duplicate: () => null } as RedisClientLike }).awaitLeaseEnd).toBeTypeOf('function')
+  })
+
   it('refuses a client it cannot drive and invalid durations', () => {
     expect(() => redisStore({ client: {} as RedisClientLike })).toThrow(/ioredis .*node-redis/)
     const client = { call: async () => null }
@@ -165,6 +171,56 @@ describe.skipIf(!available)('Redis store', () => {
           expect(other.retryAfterMs).toBeLessThanOrEqual(5_000)
         }
         expect(await store.release(held)).toBe(true)
+      })
+
+      describe('awaitLeaseEnd: a delivery waits for the holder without asking again and again', () => {
+        const LONG = 60_000
+        const ended = (waiting: Promise<void>) => Promise.race([waiting.then(() => 'ended'), sleep(10_000).then(() => 'still waiting')])
+        const pairOfStores = (label: string) => {
+          const prefix = `${RUN_PREFIX}${name}:wait-${label}:`
+          return [redisStore({ client: connection.client, prefix }), redisStore({ client: connection.client, prefix })] as const
+        }
+
+        it('ends the wait when the holder completes, and when it releases', async () => {
+          const [holder, waiter] = pairOfStores('ends')
+          for (const end of ['complete', 'release'] as const) {
+            const held = lease(exchange())
+            expect((await holder.claim({ ...held, leaseMs: LONG })).outcome).toBe('claimed')
+            expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+            let done = false
+            const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG).then(() => void (done = true))
+            await sleep(200)
+            expect(done).toBe(false)
+            expect(await holder[end](held)).toBe(true)
+            expect(await ended(waiting)).toBe('ended')
+            expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
+          }
+        })
+
+        it('returns at once for a payment nobody holds, and after its time-out for one still held', async () => {
+          const [holder, waiter] = pairOfStores('free')
+          expect(await ended(waiter.awaitLeaseEnd!(exchange(), LONG))).toBe('ended')
+          const held = lease(exchange())
+          await holder.claim({ ...held, leaseMs: LONG })
+          expect(await ended(waiter.awaitLeaseEnd!(held.exchangeNumber, 300))).toBe('ended')
+          expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+          expect(await holder.release(held)).toBe(true)
+        })
+
+        it('wakes every waiter of the payment, and only them', async () => {
+          const [holder, waiter] = pairOfStores('many')
+          const [one, other] = [lease(exchange()), lease(exchange())]
+          for (const held of [one, other]) await holder.claim({ ...held, leaseMs: LONG })
+          const woken: string[] = []
+          const waits = [one, one, other].map((held, i) => waiter.awaitLeaseEnd!(held.exchangeNumber, LONG).then(() => void woken.push(`${i}`)))
+          await sleep(200)
+          await holder.complete(one)
+          await Promise.all(waits.slice(0, 2))
+          await sleep(100)
+          expect(woken.sort()).toEqual(['0', '1'])
+          await holder.release(other)
+          expect(await ended(waits[2] as Promise<void>)).toBe('ended')
+        })
       })
 
       it('only the owner completes, and only for the state it claimed', async () => {
@@ -425,7 +481,22 @@ describe.skipIf(!available)('Redis store', () => {
       expect(new Set(runs.keys())).toEqual(new Set(payments.map((fields) => fields.exchange_number)))
     })
 
-    it('answers 409 with Retry-After while the other receiver is still running the handler', async () => {
+    it("waits for the other receiver's handler and answers the duplicate 200, with no 409 for the sender to retry", async () => {
+      const { receivers, runs, hold } = pair()
+      const [first, second] = receivers as [Receiver, Receiver]
+      const signed = signCallback(samplePaymentFields(), TOKEN)
+      const entered = hold.close()
+      const slow = deliver(first, signed)
+      await entered
+      const waiting = deliver(second, signed)
+      await sleep(300)
+      hold.open()
+      expect(await slow).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await waiting).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect([...runs.values()]).toEqual([1])
+    })
+
+    it('answers 409 with Retry-After when the other receiver is still running the handler after the wait', async () => {
       const { receivers, runs, hold } = pair()
       const [first, second] = receivers as [Receiver, Receiver]
       const signed = signCallback(samplePaymentFields(), TOKEN)

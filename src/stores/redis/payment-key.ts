@@ -14,6 +14,9 @@ import { BOOK_LUA } from './book-lua.js'
  *   until    when a lease on a payment with handled states ends (server time, ms). Empty for a lease on a payment
  *            with nothing handled: that lease is the key's own expiry, so a crashed owner's lease goes with the key.
  *
+ * A completion or release publishes an empty message on the channel named like the key, so that a delivery waiting
+ * for the lease (settled.ts) hears of it at once instead of asking again and again.
+ *
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
  * States never contain ':', so the owner is everything after the fourth one. An earlier version kept a set of
  * handled states under the same name: the scripts carry its states over.
@@ -121,6 +124,7 @@ if not live(kind, lease_until) then return 0 end
 local bit = BIT[ARGV[2]]
 if not has(handled, bit) then handled = handled + bit end
 redis.call('SET', KEYS[1], handled .. ':D::' .. ARGV[1], 'PX', ARGV[3])
+redis.call('PUBLISH', KEYS[1], '')
 if KEYS[2] then
   if ARGV[2] == 'succeeded' then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3]) end
   local k = booked_keys(ARGV[5], ARGV[6], ARGV[7])
@@ -143,6 +147,7 @@ if handled == 0 then
 else
   write(KEYS[1], handled .. ':N::', redis.call('PTTL', KEYS[1]))
 end
+redis.call('PUBLISH', KEYS[1], '')
 `
 export const RELEASE = `${PAYMENT_LUA}${RELEASE_LUA}
 return 1
@@ -176,3 +181,9 @@ export function resultArgs(seen: SeenResult | undefined): string[] {
   const created = JSON.stringify({ amountSen: seen.amountSen ?? 0, uid, kind: 'result', attached: {} })
   return ['1', uid, created, seen.amountSen === null ? '' : String(seen.amountSen), seen.buyerEmail ?? '', seen.buyerName ?? '']
 }
+
+/** KEYS: the payment's key. Returns 1 while a live lease is held on it, 0 otherwise (settled.ts). */
+export const LEASE_HELD = `${PAYMENT_LUA}
+local _, kind, lease_until = read(KEYS[1])
+return live(kind, lease_until) and 1 or 0
+`
