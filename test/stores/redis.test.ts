@@ -175,26 +175,47 @@ describe.skipIf(!available)('Redis store', () => {
 
       describe('awaitLeaseEnd: a delivery waits for the holder without asking again and again', () => {
         const LONG = 60_000
-        const ended = (waiting: Promise<void>) => Promise.race([waiting.then(() => 'ended'), sleep(10_000).then(() => 'still waiting')])
+        const ended = (waiting: Promise<unknown>) => Promise.race([waiting.then(() => 'ended'), sleep(10_000).then(() => 'still waiting')])
         const pairOfStores = (label: string) => {
           const prefix = `${RUN_PREFIX}${name}:wait-${label}:`
           return [redisStore({ client: connection.client, prefix }), redisStore({ client: connection.client, prefix })] as const
         }
 
-        it('ends the wait when the holder completes, and when it releases', async () => {
+        it('ends the wait when the holder completes (with the state it recorded), and when it releases', async () => {
           const [holder, waiter] = pairOfStores('ends')
-          for (const end of ['complete', 'release'] as const) {
+          // Twice each: the first wait opens the subscriber; the second finds it listening before its claim was sent.
+          for (const end of ['complete', 'release', 'complete', 'release'] as const) {
             const held = lease(exchange())
             expect((await holder.claim({ ...held, leaseMs: LONG })).outcome).toBe('claimed')
             expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
             let done = false
-            const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG).then(() => void (done = true))
+            const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG)
+            void waiting.then(() => void (done = true))
             await sleep(200)
             expect(done).toBe(false)
             expect(await holder[end](held)).toBe(true)
             expect(await ended(waiting)).toBe('ended')
+            expect(await waiting).toBe(end === 'complete' ? 'succeeded' : undefined)
             expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
           }
+        })
+
+        it('hears an end that came between the busy claim and the wait', async () => {
+          const [holder, waiter] = pairOfStores('between')
+          // The subscriber is listening (a first wait opened it), then a claim finds the payment busy.
+          const first = lease(exchange())
+          await holder.claim({ ...first, leaseMs: LONG })
+          const opening = waiter.awaitLeaseEnd!(first.exchangeNumber, LONG)
+          await sleep(100)
+          await holder.complete(first)
+          await opening
+          const held = lease(exchange())
+          await holder.claim({ ...held, leaseMs: LONG })
+          expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+          // The holder completes before the delivery starts waiting: the message was heard, nothing is missed.
+          await holder.complete(held)
+          await sleep(100)
+          expect(await Promise.race([waiter.awaitLeaseEnd!(held.exchangeNumber, LONG), sleep(10_000).then(() => 'still waiting')])).toBe('succeeded')
         })
 
         it('returns at once for a payment nobody holds, and after its time-out for one still held', async () => {

@@ -1,3 +1,4 @@
+import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import { luaScript, type RawCommand } from './client.js'
 import { LEASE_HELD, paymentKey } from './payment-key.js'
 
@@ -21,7 +22,7 @@ interface Duplicable {
   duplicate(): unknown
 }
 
-/** ioredis: psubscribe() and 'pmessage' events; it reconnects and subscribes again by itself. */
+/** ioredis: psubscribe() and 'pmessage' events. */
 interface IoredisSubscriber {
   on(event: string, listener: (...args: string[]) => void): unknown
   psubscribe(pattern: string): Promise<unknown>
@@ -37,81 +38,143 @@ interface NodeRedisSubscriber {
   disconnect?(): Promise<unknown>
 }
 
-async function subscribe(client: Duplicable, pattern: string, heard: (channel: string) => void): Promise<Subscriber> {
+/**
+ * Opens the subscriber. `lost` is called when its connection closes or starts reconnecting: what was published
+ * meanwhile is not heard, so the waiting stops trusting it (a wait then lasts until its time-out at worst).
+ */
+async function subscribe(client: Duplicable, pattern: string, heard: (channel: string, message: string) => void, lost: () => void): Promise<Subscriber> {
   const ignore = () => {}
   if (typeof (client as { call?: unknown }).call === 'function') {
     const sub = client.duplicate() as IoredisSubscriber
-    // Errors meanwhile only make a wait last until its time-out; ioredis reconnects by itself.
+    // Without a listener ioredis prints every connection error; a lost connection is handled below.
     sub.on('error', ignore)
-    sub.on('pmessage', (_pattern, channel) => heard(channel as string))
+    sub.on('close', lost)
+    sub.on('pmessage', (_pattern, channel, message) => heard(channel as string, message as string))
     await sub.psubscribe(pattern)
     return { close: () => sub.disconnect() }
   }
   const sub = client.duplicate() as NodeRedisSubscriber
   // node-redis throws an 'error' event nobody listens to.
   sub.on('error', ignore)
+  sub.on('end', lost)
+  sub.on('reconnecting', lost)
   await sub.connect()
-  await sub.pSubscribe(pattern, (_message, channel) => heard(channel))
+  await sub.pSubscribe(pattern, (message, channel) => heard(channel, message))
   return { close: () => void (sub.destroy ? sub.destroy() : sub.disconnect?.().catch(ignore)) }
 }
 
 /** Redis's glob escapes, so that a prefix with `*`, `?`, `[` or `\` matches only itself. */
 const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&')
 
+/** What a waiter learns: the state the holder completed, or undefined (released, expired, timed out, unknown). */
+type Ended = PaymentState | undefined
+
+/** How long what was heard is kept, for a waiter whose claim's answer came after the end's message. */
+const HEARD_KEPT_MS = 2000
+
+export interface LeaseEndWaiter {
+  /** Called by the store's claim when its answer was busy, with when that claim was sent. */
+  foundBusy(exchangeNumber: string, sentAt: number): void
+  awaitLeaseEnd(exchangeNumber: string, timeoutMs: number): Promise<Ended>
+}
+
 /**
- * The store's `awaitLeaseEnd`, or undefined when the client cannot open a second connection. The pattern starts with
- * `*` so that a client's own key prefix (ioredis's keyPrefix, which the scripts' keys carry) still matches.
+ * The store's waiting, or undefined when the client cannot open a second connection. The pattern starts with `*`
+ * so that a client's own key prefix (ioredis's keyPrefix, which the scripts' keys carry) still matches.
  */
-export function leaseEndWaiter(client: unknown, send: RawCommand, prefix: string): ((exchangeNumber: string, timeoutMs: number) => Promise<void>) | undefined {
+export function leaseEndWaiter(client: unknown, send: RawCommand, prefix: string): LeaseEndWaiter | undefined {
   if (typeof (client as Partial<Duplicable> | null)?.duplicate !== 'function') return undefined
   const held = luaScript(send, LEASE_HELD)
   const marker = `${prefix}{`
-  const waiting = new Map<string, Set<() => void>>()
+  const waiting = new Map<string, Set<(state: Ended) => void>>()
+  // When each busy claim was sent, and what was heard when: both kept briefly, oldest first.
+  const busySince = new Map<string, number>()
+  const heardAt = new Map<string, { at: number; state: Ended }>()
   let subscriber: Promise<Subscriber> | undefined
+  let listeningSince: number | undefined
   let idle: ReturnType<typeof setTimeout> | undefined
 
-  const heard = (channel: string) => {
+  const keep = <T>(map: Map<string, T>, key: string, value: T, at: (value: T) => number) => {
+    map.delete(key)
+    map.set(key, value)
+    for (const [oldest, kept] of map) {
+      if (at(kept) > performance.now() - HEARD_KEPT_MS) break
+      map.delete(oldest)
+    }
+  }
+  const heard = (channel: string, message: string) => {
     const start = channel.indexOf(marker)
     if (start < 0 || !channel.endsWith(SUFFIX)) return
-    for (const done of waiting.get(channel.slice(start + marker.length, -SUFFIX.length)) ?? []) done()
+    const exchangeNumber = channel.slice(start + marker.length, -SUFFIX.length)
+    const state = PAYMENT_STATES.includes(message as PaymentState) ? (message as PaymentState) : undefined
+    keep(heardAt, exchangeNumber, { at: performance.now(), state }, (value) => value.at)
+    for (const done of waiting.get(exchangeNumber) ?? []) done(state)
   }
   const close = () => {
     const current = subscriber
     subscriber = undefined
+    listeningSince = undefined
     void current?.then((sub) => sub.close(), () => undefined)
   }
-
-  return async (exchangeNumber, timeoutMs) => {
-    clearTimeout(idle)
-    let ended = false
-    let done = () => {}
-    const over = new Promise<void>((resolve) => (done = () => resolve(void (ended = true))))
-    const timer = setTimeout(done, timeoutMs)
-    const waiters = waiting.get(exchangeNumber) ?? new Set()
-    waiters.add(done)
-    waiting.set(exchangeNumber, waiters)
-    try {
-      if (subscriber === undefined) {
-        const opening = subscribe(client as Duplicable, `*${escapeGlob(marker)}*${SUFFIX}`, heard)
-        subscriber = opening
-        // A failed connection is forgotten, so that the next wait tries again.
-        opening.catch(() => subscriber === opening && (subscriber = undefined))
-      }
-      await Promise.race([subscriber, over])
-      if (ended) return
-      // Subscribed and listening: an end from now on is heard; one that came before shows here.
-      if (Number(await held([paymentKey(prefix, exchangeNumber)], [])) !== 1) return
-      await over
-    } catch {
-      // No subscriber, or the check failed: the delivery claims again now and hears from the store what holds.
-    } finally {
-      clearTimeout(timer)
-      waiters.delete(done)
-      if (waiters.size === 0) waiting.delete(exchangeNumber)
-      if (waiting.size === 0) {
-        idle = setTimeout(close, IDLE_CLOSE_MS)
-        ;(idle as { unref?: () => void }).unref?.()
-      }
+  const listen = () => {
+    if (subscriber !== undefined) return subscriber
+    const lost = () => {
+      if (subscriber === opening) close()
     }
+    const opening = subscribe(client as Duplicable, `*${escapeGlob(marker)}*${SUFFIX}`, heard, lost)
+    subscriber = opening
+    opening.then(
+      () => subscriber === opening && (listeningSince = performance.now()),
+      // A failed connection is forgotten, so that the next wait tries again.
+      () => subscriber === opening && (subscriber = undefined),
+    )
+    return opening
+  }
+
+  return {
+    foundBusy: (exchangeNumber, sentAt) => keep(busySince, exchangeNumber, sentAt, (at) => at),
+
+    async awaitLeaseEnd(exchangeNumber, timeoutMs) {
+      clearTimeout(idle)
+      const askedAt = busySince.get(exchangeNumber)
+      busySince.delete(exchangeNumber)
+      let ended = false
+      let done: (state: Ended) => void = () => {}
+      const over = new Promise<Ended>((resolve) => {
+        done = (state) => {
+          ended = true
+          resolve(state)
+        }
+      })
+      const timer = setTimeout(() => done(undefined), timeoutMs)
+      const waiters = waiting.get(exchangeNumber) ?? new Set()
+      waiters.add(done)
+      waiting.set(exchangeNumber, waiters)
+      try {
+        if (listeningSince !== undefined && askedAt !== undefined && listeningSince <= askedAt) {
+          // Listening before the busy claim was sent: its end is heard, maybe already, before this wait began.
+          const before = heardAt.get(exchangeNumber)
+          if (before !== undefined && before.at >= askedAt) return before.state
+          return await over
+        }
+        const ready = listen()
+        await Promise.race([ready, over])
+        if (ended) return undefined
+        // Listening now: an end from now on is heard; one that came before shows here.
+        if (Number(await held([paymentKey(prefix, exchangeNumber)], [])) !== 1) return undefined
+        return await over
+      } catch {
+        // No subscriber, or the check failed: the delivery claims again now and hears from the store what holds.
+        return undefined
+      } finally {
+        clearTimeout(timer)
+        waiters.delete(done)
+        if (waiters.size === 0) waiting.delete(exchangeNumber)
+        if (waiting.size === 0) {
+          idle = setTimeout(close, IDLE_CLOSE_MS)
+          ;(idle as { unref?: () => void }).unref?.()
+        }
+      }
+    },
   }
 }

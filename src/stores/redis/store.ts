@@ -120,7 +120,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const lock = redisSweepLock(send, bookBase(prefix))
   // Asked once; a server that could not be reached is asked again at the next call.
   const inspect = once(() => inspectRedis(send))
-  const awaitLeaseEnd = leaseEndWaiter(options.client, send, prefix)
+  const waiter = leaseEndWaiter(options.client, send, prefix)
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
   let checked = options.inspect === false
 
@@ -141,7 +141,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       }
       const leaseMs = String(options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs)))
       const { keys, order } = parts(request)
-      return toClaim(await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order]), request.orderNumber)
+      const sentAt = performance.now()
+      const claim = toClaim(await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order]), request.orderNumber)
+      if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt)
+      return claim
     },
 
     async complete(completion) {
@@ -158,7 +161,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       return Number(await scripts.releaseFailed(key, [ownedBy(lease), ...book, ...resultArgs(failure.seen)])) === 1
     },
 
-    ...(awaitLeaseEnd === undefined ? {} : { awaitLeaseEnd }),
+    ...(waiter === undefined ? {} : { awaitLeaseEnd: waiter.awaitLeaseEnd }),
     openInbox: () => redisInbox(send, prefix),
     appendTimeline: timeline.append,
     readTimeline: timeline.read,
