@@ -455,6 +455,27 @@ describe.skipIf(!available)('Redis store', () => {
     })
   }
 
+  it('never fails a delivery when the server refuses PUBLISH and PSUBSCRIBE: completions succeed, waits end at once', async () => {
+    const user = `fpx-nopubsub-${randomUUID()}`
+    await admin.call('ACL', 'SETUSER', user, 'on', 'nopass', '~*', '&*', '+@all', '-@pubsub')
+    const restricted = new Redis(REDIS_URL, { username: user, password: 'unused', lazyConnect: true, maxRetriesPerRequest: 1 })
+    try {
+      await restricted.connect()
+      const prefix = `${RUN_PREFIX}nopubsub:`
+      const [holder, waiter] = [redisStore({ client: restricted, prefix }), redisStore({ client: restricted, prefix })]
+      const held = { exchangeNumber: `EX-${randomUUID()}`, state: 'succeeded' as const, owner: 'one' }
+      expect((await holder.claim({ ...held, leaseMs: 60_000 })).outcome).toBe('claimed')
+      expect((await waiter.claim({ ...held, owner: 'two', leaseMs: 60_000 })).outcome).toBe('busy')
+      const waited = await Promise.race([waiter.awaitLeaseEnd!(held.exchangeNumber, 60_000).then(() => 'ended'), sleep(10_000).then(() => 'still waiting')])
+      expect(waited).toBe('ended')
+      expect(await holder.complete(held)).toBe(true)
+      expect((await waiter.claim({ ...held, owner: 'two', leaseMs: 60_000 })).outcome).toBe('duplicate')
+    } finally {
+      restricted.disconnect()
+      await admin.call('ACL', 'DELUSER', user)
+    }
+  })
+
   describe('two receivers sharing one Redis, as two processes would', () => {
     const prefix = `${RUN_PREFIX}receivers:`
     const connections: Connection[] = []

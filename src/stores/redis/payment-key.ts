@@ -15,7 +15,8 @@ import { BOOK_LUA } from './book-lua.js'
  *            with nothing handled: that lease is the key's own expiry, so a crashed owner's lease goes with the key.
  *
  * A completion publishes the state it recorded, a release an empty message, on the channel named like the key, so
- * that a delivery waiting for the lease (settled.ts) hears of it at once instead of asking again and again.
+ * that a delivery waiting for the lease (settled.ts) hears of it at once instead of asking again and again. By
+ * pcall: a server or ACL that refuses PUBLISH only makes waits last until their time-out, never fails a completion.
  *
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
  * States never contain ':', so the owner is everything after the fourth one. An earlier version kept a set of
@@ -124,7 +125,7 @@ if not live(kind, lease_until) then return 0 end
 local bit = BIT[ARGV[2]]
 if not has(handled, bit) then handled = handled + bit end
 redis.call('SET', KEYS[1], handled .. ':D::' .. ARGV[1], 'PX', ARGV[3])
-redis.call('PUBLISH', KEYS[1], ARGV[2])
+redis.pcall('PUBLISH', KEYS[1], ARGV[2])
 if KEYS[2] then
   if ARGV[2] == 'succeeded' then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3]) end
   local k = booked_keys(ARGV[5], ARGV[6], ARGV[7])
@@ -147,7 +148,7 @@ if handled == 0 then
 else
   write(KEYS[1], handled .. ':N::', redis.call('PTTL', KEYS[1]))
 end
-redis.call('PUBLISH', KEYS[1], '')
+redis.pcall('PUBLISH', KEYS[1], '')
 `
 export const RELEASE = `${PAYMENT_LUA}${RELEASE_LUA}
 return 1

@@ -50,7 +50,12 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
     sub.on('error', ignore)
     sub.on('close', lost)
     sub.on('pmessage', (_pattern, channel, message) => heard(channel as string, message as string))
-    await sub.psubscribe(pattern)
+    try {
+      await sub.psubscribe(pattern)
+    } catch (error) {
+      sub.disconnect()
+      throw error
+    }
     return { close: () => sub.disconnect() }
   }
   const sub = client.duplicate() as NodeRedisSubscriber
@@ -58,9 +63,15 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
   sub.on('error', ignore)
   sub.on('end', lost)
   sub.on('reconnecting', lost)
-  await sub.connect()
-  await sub.pSubscribe(pattern, (message, channel) => heard(channel, message))
-  return { close: () => void (sub.destroy ? sub.destroy() : sub.disconnect?.().catch(ignore)) }
+  const close = () => void (sub.destroy ? sub.destroy() : sub.disconnect?.().catch(ignore))
+  try {
+    await sub.connect()
+    await sub.pSubscribe(pattern, (message, channel) => heard(channel, message))
+  } catch (error) {
+    close()
+    throw error
+  }
+  return { close }
 }
 
 /** Redis's glob escapes, so that a prefix with `*`, `?`, `[` or `\` matches only itself. */
@@ -71,6 +82,8 @@ type Ended = PaymentState | undefined
 
 /** How long what was heard is kept, for a waiter whose claim's answer came after the end's message. */
 const HEARD_KEPT_MS = 2000
+/** After a subscriber failed to open (no server, PSUBSCRIBE refused), waits answer at once for this long. */
+const RETRY_SUBSCRIBE_AFTER_MS = 30_000
 
 export interface LeaseEndWaiter {
   /** Called by the store's claim when its answer was busy, with when that claim was sent. */
@@ -92,6 +105,7 @@ export function leaseEndWaiter(client: unknown, send: RawCommand, prefix: string
   const heardAt = new Map<string, { at: number; state: Ended }>()
   let subscriber: Promise<Subscriber> | undefined
   let listeningSince: number | undefined
+  let failedAt = Number.NEGATIVE_INFINITY
   let idle: ReturnType<typeof setTimeout> | undefined
 
   const keep = <T>(map: Map<string, T>, key: string, value: T, at: (value: T) => number) => {
@@ -118,6 +132,7 @@ export function leaseEndWaiter(client: unknown, send: RawCommand, prefix: string
   }
   const listen = () => {
     if (subscriber !== undefined) return subscriber
+    if (performance.now() - failedAt < RETRY_SUBSCRIBE_AFTER_MS) return Promise.reject(new Error('the subscriber failed to open a moment ago'))
     const lost = () => {
       if (subscriber === opening) close()
     }
@@ -125,8 +140,11 @@ export function leaseEndWaiter(client: unknown, send: RawCommand, prefix: string
     subscriber = opening
     opening.then(
       () => subscriber === opening && (listeningSince = performance.now()),
-      // A failed connection is forgotten, so that the next wait tries again.
-      () => subscriber === opening && (subscriber = undefined),
+      // A failed connection is forgotten, so that a wait after RETRY_SUBSCRIBE_AFTER_MS tries again.
+      () => {
+        failedAt = performance.now()
+        if (subscriber === opening) subscriber = undefined
+      },
     )
     return opening
   }
