@@ -310,7 +310,7 @@ export interface TransactionalSubject {
   client(): PostgresQueryable
 }
 
-export function deliver(receiver: Receiver<PostgresQueryable>, fields: Record<string, unknown>): Promise<ReceiverResponse> {
+export function deliver(receiver: Receiver<PostgresQueryable> | Receiver, fields: Record<string, unknown>): Promise<ReceiverResponse> {
   const signed = signCallback(fields as Parameters<typeof signCallback>[0], TOKEN)
   return receiver.handle({ kind: 'callback', body: Buffer.from(signed.body), contentType: signed.contentType })
 }

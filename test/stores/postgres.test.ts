@@ -145,6 +145,92 @@ describe.skipIf(!available)('PostgreSQL store', () => {
     }
   })
 
+  describe('awaitLeaseEnd: a delivery waits for the holder on another pool, without asking again and again', () => {
+    const LONG = 60_000
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const ended = (waiting: Promise<unknown>) => Promise.race([waiting.then(() => 'ended'), sleep(10_000).then(() => 'still waiting')])
+    const lease = (exchangeNumber = `EX${randomUUID().slice(0, 8)}`, owner = randomUUID()) => ({ exchangeNumber, state: 'succeeded' as const, owner })
+    const tables: string[] = []
+    const pairOn = (label: string) => {
+      const table = uniqueTable(label)
+      tables.push(table)
+      // Each on a pool of its own, as in two processes.
+      return [postgresStore({ client: newPool(3), table }), postgresStore({ client: newPool(3), table })] as const
+    }
+    afterAll(async () => {
+      for (const table of tables) await dropStoreTables(admin(), table)
+    })
+
+    it('ends the wait when the holder completes (with the state it recorded), and when it releases', async () => {
+      const [holder, waiter] = pairOn('wait_ends')
+      // Twice each: the first wait opens the listening connection; the second finds it listening before its claim.
+      for (const end of ['complete', 'release', 'complete', 'release'] as const) {
+        const held = lease()
+        expect((await holder.claim({ ...held, leaseMs: LONG })).outcome).toBe('claimed')
+        expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+        let done = false
+        const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG)
+        void waiting.then(() => void (done = true))
+        await sleep(200)
+        expect(done).toBe(false)
+        expect(await holder[end](held)).toBe(true)
+        expect(await ended(waiting)).toBe('ended')
+        expect(await waiting).toBe(end === 'complete' ? 'succeeded' : undefined)
+        expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
+      }
+    })
+
+    it('returns at once for a payment nobody holds, and hears only its own table', async () => {
+      const [holder, waiter] = pairOn('wait_table')
+      const [elsewhere] = pairOn('wait_other')
+      expect(await ended(waiter.awaitLeaseEnd!(lease().exchangeNumber, LONG))).toBe('ended')
+      const held = lease()
+      await holder.claim({ ...held, leaseMs: LONG })
+      await elsewhere.claim({ ...held, leaseMs: LONG })
+      let done = false
+      const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG)
+      void waiting.then(() => void (done = true))
+      await sleep(200)
+      // The same exchange_number completed in another store's table: not this wait's lease.
+      expect(await elsewhere.complete(held)).toBe(true)
+      await sleep(300)
+      expect(done).toBe(false)
+      expect(await holder.release(held)).toBe(true)
+      expect(await ended(waiting)).toBe('ended')
+    })
+
+    it('is offered with a pg Pool only, and not in transactional mode (its claim waits for the row)', () => {
+      expect(postgresStore({ client: new pg.Client({ connectionString: DATABASE_URL }) }).awaitLeaseEnd).toBeUndefined()
+      expect(postgresStore({ client: admin(), transactional: true }).awaitLeaseEnd).toBeUndefined()
+      expect(postgresStore({ client: admin() }).awaitLeaseEnd).toBeTypeOf('function')
+    })
+
+    it('lets a receiver on another pool answer the duplicate 200 once the first finished', async () => {
+      const table = uniqueTable('wait_receivers')
+      tables.push(table)
+      const gate = new Gate()
+      let runs = 0
+      const receivers = [newPool(3), newPool(3)].map((pool) => {
+        const receiver = createReceiver({ checksumToken: TOKEN, signatureOnly: true, store: postgresStore({ client: pool, table }), logger: false })
+        receiver.on('payment.succeeded', async () => {
+          runs++
+          await gate.pass()
+        })
+        return receiver
+      }) as [Receiver, Receiver]
+      const fields = samplePaymentFields()
+      const entered = gate.close()
+      const slow = deliver(receivers[0], fields)
+      await entered
+      const waiting = deliver(receivers[1], fields)
+      await sleep(300)
+      gate.open()
+      expect(await slow).toMatchObject({ status: 200, outcome: 'processed' })
+      expect(await waiting).toMatchObject({ status: 200, outcome: 'duplicate' })
+      expect(runs).toBe(1)
+    })
+  })
+
   describe('transactional receivers on separate pools, as separate processes', () => {
     const [table, orders] = [uniqueTable('procs'), uniqueTable('procs_orders')]
     let processPools: [pg.Pool, pg.Pool]

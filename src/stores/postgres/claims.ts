@@ -1,6 +1,7 @@
 /*
  * Claims, completions and releases: one statement each, on the database clock (now(), or clock_timestamp() where
- * the transaction's start is too early), durations taken in milliseconds as float8.
+ * the transaction's start is too early), durations taken in milliseconds as float8. A completion or a release
+ * notifies LEASE_ENDS_CHANNEL (delivered at its commit), so that a delivery waiting for the lease hears of it.
  *
  * A claim reads the row as its statement began (`seen`). When that already shows why the claim cannot be taken (a
  * live lease of another delivery, or the state handled or overtaken), it is answered from there and writes nothing.
@@ -54,7 +55,14 @@ export interface ClaimStatements {
   releaseFailed: string
   /** $1 the most rows to delete. One row: deleted. */
   prune: string
+  /** $1 exchange_number. A row when a live lease is held on it. */
+  leaseHeld: string
 }
+
+/** The channel completions and releases notify (lease-ends.ts), with the table, exchange_number and state in JSON. */
+export const LEASE_ENDS_CHANNEL = 'fpx_collect_lease_ends'
+const notify = (t: string, state: string) =>
+  `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text, 's', ${state})::text)`
 
 export function claimStatements(t: string, book: BookTable): ClaimStatements {
   const claim = `WITH seen AS (
@@ -114,11 +122,15 @@ WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_stat
 ), recorded AS (
   ${completion.record}
   RETURNING 1
+), notified AS (
+  SELECT ${notify(t, '$3::text')} FROM done
 )
-SELECT count(*)::int AS done FROM done`,
+SELECT count(*)::int AS done FROM done, (SELECT count(*) FROM notified) AS n`,
 
-    release: `${release}
-RETURNING 1 AS done`,
+    release: `WITH released AS (${release}
+  RETURNING 1
+)
+SELECT 1 AS done, ${notify(t, 'NULL')} AS notified FROM released`,
 
     releaseFailed: `WITH released AS (${release}
   RETURNING 1
@@ -129,7 +141,9 @@ RETURNING 1 AS done`,
   ${failure.record}
   RETURNING 1
 )
-SELECT 1 AS done FROM released`,
+SELECT 1 AS done, ${notify(t, 'NULL')} AS notified FROM released`,
+
+    leaseHeld: `SELECT 1 FROM ${t} AS r WHERE r.exchange_number = $1::text AND NOT ${LEASE_FREE}`,
 
     // In batches, skipping rows a claim holds locked (it is taking a forgotten row over).
     prune: `WITH gone AS (

@@ -11,6 +11,7 @@ import type { Claim, ClaimRequest, Completion, Release, ReceiverStore } from '..
 import type { SeenResult } from '../../contract/payment-book.js'
 import { failureText } from '../../contract/book-query.js'
 import { blockingStates, claimOf, type ClaimRow, claimStatements } from './claims.js'
+import { postgresLeaseEnds } from './lease-ends.js'
 import { codeOf, isPGlite, isPool, type PGliteLike, type PoolLike, type PostgresQueryable, type Query, queryOn } from './client.js'
 import { postgresInbox } from './inbox.js'
 import { inboxTable } from './inbox-sql.js'
@@ -118,6 +119,8 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     transactions = transactionalClaims(client, options.lockTimeoutMs ?? 2000)
   }
   const claimSql = transactions !== undefined && !isPGlite(client) ? sql.claimInTransaction : sql.claim
+  // A transactional claim already waits for the row's lock (lockTimeoutMs).
+  const waiter = transactions === undefined ? postgresLeaseEnds(client, table.sql, query, sql.leaseHeld) : undefined
 
   // One migration at a time per store: concurrent first uses would otherwise run the schema together.
   let migrating: Promise<void> | undefined
@@ -161,7 +164,11 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       const { exchangeNumber, owner, state } = request
       const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state), request.orderNumber ?? null, request.uid ?? null]
       const claim = async (run: Query) => claimOf((await run(claimSql, params))[0] as ClaimRow | undefined, request)
-      return transactions === undefined ? claim(query) : transactions.claim(request, leaseMs, claim)
+      if (transactions !== undefined) return transactions.claim(request, leaseMs, claim)
+      const sentAt = performance.now()
+      const answer = await claim(query)
+      if (answer.outcome === 'busy') waiter?.foundBusy(exchangeNumber, sentAt)
+      return answer
     },
 
     async complete(completion: Completion): Promise<boolean> {
@@ -190,6 +197,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       return (await query(sql.releaseFailed, params)).length > 0
     },
 
+    ...(waiter === undefined ? {} : { awaitLeaseEnd: waiter.awaitLeaseEnd }),
     appendTimeline: timeline.append,
     readTimeline: timeline.read,
     migrate,

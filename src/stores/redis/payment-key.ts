@@ -15,7 +15,7 @@ import { BOOK_LUA } from './book-lua.js'
  *            with nothing handled: that lease is the key's own expiry, so a crashed owner's lease goes with the key.
  *
  * A completion publishes the state it recorded, a release an empty message, on the channel named like the key, so
- * that a delivery waiting for the lease (settled.ts) hears of it at once instead of asking again and again. By
+ * that a delivery waiting for the lease (lease-ends.ts) hears of it at once instead of asking again and again. By
  * pcall: a server or ACL that refuses PUBLISH only makes waits last until their time-out, never fails a completion.
  *
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
@@ -183,7 +183,7 @@ export function resultArgs(seen: SeenResult | undefined): string[] {
   return ['1', uid, created, seen.amountSen === null ? '' : String(seen.amountSen), seen.buyerEmail ?? '', seen.buyerName ?? '']
 }
 
-/** KEYS: the payment's key. Returns 1 while a live lease is held on it, 0 otherwise (settled.ts). */
+/** KEYS: the payment's key. Returns 1 while a live lease is held on it, 0 otherwise (lease-ends.ts). */
 export const LEASE_HELD = `${PAYMENT_LUA}
 local _, kind, lease_until = read(KEYS[1])
 return live(kind, lease_until) and 1 or 0

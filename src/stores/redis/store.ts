@@ -19,7 +19,7 @@ import { redisSweepLock } from './sweep-lock.js'
 import { CLAIM, COMPLETE, paidKey, paymentKey, RELEASE, RELEASE_FAILED, resultArgs } from './payment-key.js'
 import { failureText } from '../../contract/book-query.js'
 import { redisTimeline } from './timeline.js'
-import { leaseEndWaiter } from './settled.js'
+import { redisLeaseEnds } from './lease-ends.js'
 
 export type { IoredisLikeClient, NodeRedisLikeClient, RedisClientLike } from './client.js'
 export type { RedisDurability } from './inspect.js'
@@ -120,7 +120,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   const lock = redisSweepLock(send, bookBase(prefix))
   // Asked once; a server that could not be reached is asked again at the next call.
   const inspect = once(() => inspectRedis(send))
-  const waiter = leaseEndWaiter(options.client, send, prefix)
+  const waiter = redisLeaseEnds(options.client, send, prefix)
   // On the first claim rather than at construction: a node-redis client may not be connected yet.
   let checked = options.inspect === false
 

@@ -1,0 +1,43 @@
+import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
+import { type LeaseEndWaiter, leaseEndWaiter } from '../../contract/lease-ends.js'
+import { LEASE_ENDS_CHANNEL } from './claims.js'
+import { isPool, type PoolConnectionLike, type PostgresQueryable, type Query } from './client.js'
+
+/*
+ * Waiting for a lease another process holds, on PostgreSQL: completions and releases notify LEASE_ENDS_CHANNEL
+ * (claims.ts), and one connection taken from the pool LISTENs while somebody waits. It is given back destroyed, so
+ * that no pooled connection keeps listening. Only with a pg Pool: a lone Client has no connection to spare, and
+ * PGlite is one process, where the receiver waits for its own deliveries anyway.
+ */
+
+/** A pool connection that can LISTEN: pg's PoolClient emits 'notification', 'error' and 'end'. */
+interface ListeningConnection extends PoolConnectionLike {
+  on(event: 'notification', listener: (message: { channel: string; payload?: string }) => void): unknown
+  on(event: 'error' | 'end', listener: () => void): unknown
+}
+
+export function postgresLeaseEnds(client: PostgresQueryable, table: string, query: Query, leaseHeld: string): LeaseEndWaiter | undefined {
+  if (!isPool(client)) return undefined
+  const pool = client
+  return leaseEndWaiter(
+    async (heard, lost) => {
+      const connection = (await pool.connect()) as ListeningConnection
+      connection.on('notification', ({ channel, payload }) => {
+        if (channel !== LEASE_ENDS_CHANNEL || payload === undefined) return
+        const { t, x, s } = JSON.parse(payload) as { t?: unknown; x?: unknown; s?: unknown }
+        if (t !== table || typeof x !== 'string') return
+        heard(x, PAYMENT_STATES.includes(s as PaymentState) ? (s as PaymentState) : undefined)
+      })
+      connection.on('error', lost)
+      connection.on('end', lost)
+      try {
+        await connection.query(`LISTEN ${LEASE_ENDS_CHANNEL}`)
+      } catch (error) {
+        connection.release(true)
+        throw error
+      }
+      return { close: () => connection.release(true) }
+    },
+    async (exchangeNumber) => (await query(leaseHeld, [exchangeNumber])).length > 0,
+  )
+}
