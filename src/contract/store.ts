@@ -29,13 +29,12 @@ export interface ReceiverStore<TTransaction = undefined> {
    */
   release(lease: Release): Promise<boolean>
   /**
-   * Optional: resolves when the lease another delivery holds on `exchangeNumber` ends, or after `timeoutMs`,
-   * whichever comes first; never rejects. It resolves with the state the holder completed when that is known (a
-   * delivery of that state is then a duplicate, with no claim more), else undefined. A delivery that finds its
-   * payment busy in another process waits here, without asking the store again and again, then claims once more.
-   * Without it, a callback held elsewhere is answered 409 at once and a redirect asks once more after a pause.
+   * Optional: resolves when the lease another delivery holds on `exchangeNumber` may have ended, or after
+   * `timeoutMs`, whichever comes first; never rejects. A delivery that finds its payment busy in another process
+   * waits here, without asking the store again and again, then claims once more (the claim decides). Without it, a
+   * callback held elsewhere is answered 409 at once and a redirect asks once more after a pause.
    */
-  awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<PaymentState | undefined>
+  awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<void>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**

@@ -99,9 +99,7 @@ export class Dispatcher<TTransaction> {
       // Held elsewhere: wait for the holder where the store can tell when it is done, and ask once more.
       if (!askedAgain && store.awaitLeaseEnd !== undefined) {
         askedAgain = true
-        const completed = await store.awaitLeaseEnd(verified.exchangeNumber, Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)).catch(() => undefined)
-        // The holder recorded this very state: a duplicate, known without asking the store again.
-        if (completed === verified.state) return acknowledged('duplicate', verified)
+        await store.awaitLeaseEnd(verified.exchangeNumber, Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)).catch(() => undefined)
         continue
       }
       // Otherwise a redirect asks once more after a pause, and a callback's sender comes back.

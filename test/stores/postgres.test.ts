@@ -161,7 +161,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       for (const table of tables) await dropStoreTables(admin(), table)
     })
 
-    it('ends the wait when the holder completes (with the state it recorded), and when it releases', async () => {
+    it('ends the wait when the holder completes, and when it releases', async () => {
       const [holder, waiter] = pairOn('wait_ends')
       // Twice each: the first wait opens the listening connection; the second finds it listening before its claim.
       for (const end of ['complete', 'release', 'complete', 'release'] as const) {
@@ -175,7 +175,6 @@ describe.skipIf(!available)('PostgreSQL store', () => {
         expect(done).toBe(false)
         expect(await holder[end](held)).toBe(true)
         expect(await ended(waiting)).toBe('ended')
-        expect(await waiting).toBe(end === 'complete' ? 'succeeded' : undefined)
         expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
       }
     })
@@ -203,6 +202,10 @@ describe.skipIf(!available)('PostgreSQL store', () => {
       expect(postgresStore({ client: new pg.Client({ connectionString: DATABASE_URL }) }).awaitLeaseEnd).toBeUndefined()
       expect(postgresStore({ client: admin(), transactional: true }).awaitLeaseEnd).toBeUndefined()
       expect(postgresStore({ client: admin() }).awaitLeaseEnd).toBeTypeOf('function')
+      // The listening connection would leave a pool of one nothing for the store's own statements.
+      const single = new pg.Pool({ connectionString: DATABASE_URL, max: 1 })
+      expect(postgresStore({ client: single }).awaitLeaseEnd).toBeUndefined()
+      void single.end()
     })
 
     it('lets a receiver on another pool answer the duplicate 200 once the first finished', async () => {

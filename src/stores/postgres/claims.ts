@@ -59,10 +59,9 @@ export interface ClaimStatements {
   leaseHeld: string
 }
 
-/** The channel completions and releases notify (lease-ends.ts), with the table, exchange_number and state in JSON. */
+/** The channel completions and releases notify (lease-ends.ts), with the table and exchange_number in JSON. */
 export const LEASE_ENDS_CHANNEL = 'fpx_collect_lease_ends'
-const notify = (t: string, state: string) =>
-  `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text, 's', ${state})::text)`
+const notify = (t: string) => `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text)::text)`
 
 export function claimStatements(t: string, book: BookTable): ClaimStatements {
   const claim = `WITH seen AS (
@@ -123,14 +122,14 @@ WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_stat
   ${completion.record}
   RETURNING 1
 ), notified AS (
-  SELECT ${notify(t, '$3::text')} FROM done
+  SELECT ${notify(t)} FROM done
 )
 SELECT count(*)::int AS done FROM done, (SELECT count(*) FROM notified) AS n`,
 
     release: `WITH released AS (${release}
   RETURNING 1
 )
-SELECT 1 AS done, ${notify(t, 'NULL')} AS notified FROM released`,
+SELECT 1 AS done, ${notify(t)} AS notified FROM released`,
 
     releaseFailed: `WITH released AS (${release}
   RETURNING 1
@@ -141,7 +140,7 @@ SELECT 1 AS done, ${notify(t, 'NULL')} AS notified FROM released`,
   ${failure.record}
   RETURNING 1
 )
-SELECT 1 AS done, ${notify(t, 'NULL')} AS notified FROM released`,
+SELECT 1 AS done, ${notify(t)} AS notified FROM released`,
 
     leaseHeld: `SELECT 1 FROM ${t} AS r WHERE r.exchange_number = $1::text AND NOT ${LEASE_FREE}`,
 

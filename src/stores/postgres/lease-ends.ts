@@ -1,4 +1,3 @@
-import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import { type LeaseEndWaiter, leaseEndWaiter } from '../../contract/lease-ends.js'
 import { LEASE_ENDS_CHANNEL } from './claims.js'
 import { isPool, type PoolConnectionLike, type PostgresQueryable, type Query } from './client.js'
@@ -17,16 +16,22 @@ interface ListeningConnection extends PoolConnectionLike {
 }
 
 export function postgresLeaseEnds(client: PostgresQueryable, table: string, query: Query, leaseHeld: string): LeaseEndWaiter | undefined {
-  if (!isPool(client)) return undefined
+  // The feed holds one of the pool's connections while somebody waits: a pool of one has none to spare.
+  if (!isPool(client) || ((client as { options?: { max?: number } }).options?.max ?? 10) < 2) return undefined
   const pool = client
   return leaseEndWaiter(
     async (heard, lost) => {
       const connection = (await pool.connect()) as ListeningConnection
       connection.on('notification', ({ channel, payload }) => {
         if (channel !== LEASE_ENDS_CHANNEL || payload === undefined) return
-        const { t, x, s } = JSON.parse(payload) as { t?: unknown; x?: unknown; s?: unknown }
-        if (t !== table || typeof x !== 'string') return
-        heard(x, PAYMENT_STATES.includes(s as PaymentState) ? (s as PaymentState) : undefined)
+        // Any session may NOTIFY this channel: anything but our own JSON is ignored, never thrown.
+        let message: { t?: unknown; x?: unknown } | null
+        try {
+          message = JSON.parse(payload) as { t?: unknown; x?: unknown } | null
+        } catch {
+          return
+        }
+        if (message?.t === table && typeof message.x === 'string') heard(message.x)
       })
       connection.on('error', lost)
       connection.on('end', lost)

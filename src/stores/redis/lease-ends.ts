@@ -1,4 +1,3 @@
-import { PAYMENT_STATES, type PaymentState } from '../../core/payment.js'
 import { type LeaseEndFeed, type LeaseEndWaiter, leaseEndWaiter } from '../../contract/lease-ends.js'
 import { luaScript, type RawCommand } from './client.js'
 import { LEASE_HELD, paymentKey } from './payment-key.js'
@@ -32,14 +31,18 @@ interface NodeRedisSubscriber {
   disconnect?(): Promise<unknown>
 }
 
-async function subscribe(client: Duplicable, pattern: string, heard: (channel: string, message: string) => void, lost: () => void): Promise<LeaseEndFeed> {
+async function subscribe(client: Duplicable, pattern: string, heard: (channel: string) => void, lost: () => void): Promise<LeaseEndFeed> {
   const ignore = () => {}
   if (typeof (client as { call?: unknown }).call === 'function') {
     const sub = client.duplicate() as IoredisSubscriber
     // Without a listener ioredis prints every connection error; a lost connection is handled by `lost`.
     sub.on('error', ignore)
-    sub.on('close', lost)
-    sub.on('pmessage', (_pattern, channel, message) => heard(channel as string, message as string))
+    // Given up rather than left reconnecting: the next wait opens another.
+    sub.on('close', () => {
+      lost()
+      sub.disconnect()
+    })
+    sub.on('pmessage', (_pattern, channel) => heard(channel as string))
     try {
       await sub.psubscribe(pattern)
     } catch (error) {
@@ -51,12 +54,17 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
   const sub = client.duplicate() as NodeRedisSubscriber
   // node-redis throws an 'error' event nobody listens to.
   sub.on('error', ignore)
-  sub.on('end', lost)
-  sub.on('reconnecting', lost)
   const close = () => void (sub.destroy ? sub.destroy() : sub.disconnect?.().catch(ignore))
+  // Given up rather than left reconnecting (its connect() would never settle): the next wait opens another.
+  const give = () => {
+    lost()
+    close()
+  }
+  sub.on('end', give)
+  sub.on('reconnecting', give)
   try {
     await sub.connect()
-    await sub.pSubscribe(pattern, (message, channel) => heard(channel, message))
+    await sub.pSubscribe(pattern, (_message, channel) => heard(channel))
   } catch (error) {
     close()
     throw error
@@ -80,10 +88,9 @@ export function redisLeaseEnds(client: unknown, send: RawCommand, prefix: string
       subscribe(
         client as Duplicable,
         `*${escapeGlob(marker)}*${SUFFIX}`,
-        (channel, message) => {
+        (channel) => {
           const start = channel.indexOf(marker)
-          if (start < 0 || !channel.endsWith(SUFFIX)) return
-          heard(channel.slice(start + marker.length, -SUFFIX.length), PAYMENT_STATES.includes(message as PaymentState) ? (message as PaymentState) : undefined)
+          if (start >= 0 && channel.endsWith(SUFFIX)) heard(channel.slice(start + marker.length, -SUFFIX.length))
         },
         lost,
       ),

@@ -14,8 +14,8 @@ import { BOOK_LUA } from './book-lua.js'
  *   until    when a lease on a payment with handled states ends (server time, ms). Empty for a lease on a payment
  *            with nothing handled: that lease is the key's own expiry, so a crashed owner's lease goes with the key.
  *
- * A completion publishes the state it recorded, a release an empty message, on the channel named like the key, so
- * that a delivery waiting for the lease (lease-ends.ts) hears of it at once instead of asking again and again. By
+ * A completion or a release publishes an empty message on the channel named like the key, so that a delivery
+ * waiting for the lease (lease-ends.ts) hears of it at once instead of asking again and again. By
  * pcall: a server or ACL that refuses PUBLISH only makes waits last until their time-out, never fails a completion.
  *
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
@@ -125,7 +125,7 @@ if not live(kind, lease_until) then return 0 end
 local bit = BIT[ARGV[2]]
 if not has(handled, bit) then handled = handled + bit end
 redis.call('SET', KEYS[1], handled .. ':D::' .. ARGV[1], 'PX', ARGV[3])
-redis.pcall('PUBLISH', KEYS[1], ARGV[2])
+redis.pcall('PUBLISH', KEYS[1], '')
 if KEYS[2] then
   if ARGV[2] == 'succeeded' then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3]) end
   local k = booked_keys(ARGV[5], ARGV[6], ARGV[7])
