@@ -88,6 +88,7 @@ const KNOWN_FIELDS: Readonly<Record<string, Kind>> = {
 
 const NAMES = Object.keys(KNOWN_FIELDS).sort(compareCodePoints)
 const REQUIRED: ReadonlySet<string> = new Set(['exchange_number', 'order_number', 'payment_status'])
+const SKIPPABLE: readonly boolean[] = NAMES.map((name) => !REQUIRED.has(name))
 /** What the receiver acts on: which payment, which order, which state, which amount. */
 export const ACTED_ON = ['exchange_number', 'order_number', 'payment_status', 'fpx_debit_auth_code', 'transaction_amount'] as const
 
@@ -122,8 +123,9 @@ function ambiguity(parts: readonly string[], exchange: string | undefined): stri
   const m = NAMES.length
   const pinned: Kind = { holds: (text) => text === exchange }
   const kinds = NAMES.map((name) => (name === 'exchange_number' && exchange !== undefined ? pinned : (KNOWN_FIELDS[name] as Kind)))
-  const skippable = (k: number) => !REQUIRED.has(NAMES[k] as string)
-  const found: (number[] | undefined)[] = []
+  const skippable = (k: number) => SKIPPABLE[k] === true
+  // Sized up front: filled from the far end, a growing array would turn into a slow dictionary.
+  const found: (number[] | undefined)[] = new Array(m * (n + 1))
   const joined = (from: number, to: number) => parts.slice(from, to).join('|')
   /** Where the runs of parts from `from` that name k could hold end (exclusive). */
   const runs = (k: number, from: number): number[] => {
