@@ -64,18 +64,36 @@ local function count_open(k, delta, retention)
   if redis.call('HINCRBY', k.index, '', delta) > 0 then redis.call('PERSIST', k.index)
   else redis.call('PEXPIRE', k.index, retention) end
 end
+-- The sets place() may put a member in besides \`all\` and \`expiring\`, named after the base.
+local function question_sets()
+  local sets = { 'failing', 'paid-failing' }
+  for _, status in ipairs(STATUSES) do sets[#sets + 1] = status_set('', status) end
+  for _, state in ipairs(STATES) do sets[#sets + 1] = 'settled:' .. state end
+  return sets
+end
+-- The sets a member was placed in: those place() noted under \`placed\`, or all of them for a member placed before it
+-- noted them. A member without terms is in none but, from the first version, \`open\`: place() writes the terms with
+-- the indexes, and only forget() takes them away.
+local function placed_sets(base, member, terms)
+  if not terms then return { status_set('', 'open') } end
+  local noted = redis.call('HGET', base .. 'placed', member)
+  if not noted then return question_sets() end
+  local sets = {}
+  for set in string.gmatch(noted, '%S+') do sets[#sets + 1] = set end
+  return sets
+end
 -- Takes a member out of every index of the operator's questions (its hash is gone, or about to be made afresh).
 local function forget(base, member)
-  for _, set in ipairs({ 'all', 'failing', 'paid-failing', 'expiring' }) do redis.call('ZREM', base .. set, member) end
-  for _, status in ipairs(STATUSES) do redis.call('ZREM', status_set(base, status), member) end
-  for _, state in ipairs(STATES) do redis.call('ZREM', base .. 'settled:' .. state, member) end
   local terms = redis.call('HGET', base .. 'terms', member)
-  if terms then
-    local exchange, email = string.match(terms, '^([^%z]*)%z(.*)$')
-    if exchange ~= '' and redis.call('HGET', base .. 'exchanges', exchange) == member then redis.call('HDEL', base .. 'exchanges', exchange) end
-    if email ~= '' then redis.call('ZREM', base .. 'emails', email .. '\\0' .. member) end
-    redis.call('HDEL', base .. 'terms', member)
-  end
+  for _, set in ipairs(placed_sets(base, member, terms)) do redis.call('ZREM', base .. set, member) end
+  if not terms then return end
+  redis.call('ZREM', base .. 'all', member)
+  redis.call('ZREM', base .. 'expiring', member)
+  local exchange, email = string.match(terms, '^([^%z]*)%z(.*)$')
+  if exchange ~= '' and redis.call('HGET', base .. 'exchanges', exchange) == member then redis.call('HDEL', base .. 'exchanges', exchange) end
+  if email ~= '' then redis.call('ZREM', base .. 'emails', email .. '\\0' .. member) end
+  redis.call('HDEL', base .. 'terms', member)
+  redis.call('HDEL', base .. 'placed', member)
 end
 -- A payment whose hash is gone while it was open (evicted, deleted by hand): out of the open indexes and its order's
 -- count too, or it would count as open and take a place in every listing for good. 1 when it was open.
@@ -95,25 +113,33 @@ local function forget_expired(base, now, most)
     if redis.call('EXISTS', member_keys(base, member).payment) == 0 then forget(base, member) end
   end
 end
--- Puts a payment in the operator's indexes as its hash stands now; the same whatever changed.
+-- Puts a payment in the operator's indexes as its hash stands now; the same whatever changed. Of the sets it was
+-- placed in before, it leaves those the payment no longer belongs in.
 local function place(k, now)
   local f = redis.call('HMGET', k.payment, 'createdAt', 'status', 'state', 'failures', 'failedState', 'settled', 'exchange', 'email')
   if not f[1] then return end
-  local created, status, state, failing = f[1], f[2], f[3] or '', tonumber(f[4] or '0') > 0
+  local created, status, state, failing, settled = f[1], f[2], f[3] or '', tonumber(f[4] or '0') > 0, f[6] or ''
   local base, member = k.base, k.member
+  local scores = {}
+  for _, one in ipairs(STATUSES) do if one == status then scores[status_set('', one)] = created end end
+  if failing then scores['failing'] = created end
+  if failing and f[5] == 'succeeded' then scores['paid-failing'] = created end
+  for _, one in ipairs(STATES) do if one == state and settled ~= '' then scores['settled:' .. one] = settled end end
+  local before = redis.call('HGET', base .. 'terms', member)
+  for _, set in ipairs(placed_sets(base, member, before)) do
+    if not scores[set] then redis.call('ZREM', base .. set, member) end
+  end
   redis.call('ZADD', base .. 'all', created, member)
-  for _, one in ipairs(STATUSES) do
-    if one == status then redis.call('ZADD', status_set(base, one), created, member) else redis.call('ZREM', status_set(base, one), member) end
+  local names = {}
+  for _, set in ipairs(question_sets()) do
+    if scores[set] then
+      redis.call('ZADD', base .. set, scores[set], member)
+      names[#names + 1] = set
+    end
   end
-  if failing then redis.call('ZADD', base .. 'failing', created, member) else redis.call('ZREM', base .. 'failing', member) end
-  if failing and f[5] == 'succeeded' then redis.call('ZADD', base .. 'paid-failing', created, member) else redis.call('ZREM', base .. 'paid-failing', member) end
-  for _, one in ipairs(STATES) do
-    if one == state and (f[6] or '') ~= '' then redis.call('ZADD', base .. 'settled:' .. one, f[6], member)
-    else redis.call('ZREM', base .. 'settled:' .. one, member) end
-  end
+  redis.call('HSET', base .. 'placed', member, table.concat(names, ' '))
   local exchange, email = f[7] or '', email_key(f[8] or '')
   local terms = exchange .. '\\0' .. email
-  local before = redis.call('HGET', base .. 'terms', member)
   if before ~= terms then
     if before then
       local old_exchange, old_email = string.match(before, '^([^%z]*)%z(.*)$')
