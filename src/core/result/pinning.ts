@@ -124,13 +124,12 @@ function ambiguity(parts: readonly string[], exchange: string | undefined): stri
   const pinned: Kind = { holds: (text) => text === exchange }
   const kinds = NAMES.map((name) => (name === 'exchange_number' && exchange !== undefined ? pinned : (KNOWN_FIELDS[name] as Kind)))
   const skippable = (k: number) => SKIPPABLE[k] === true
-  // Sized up front: filled from the far end, a growing array would turn into a slow dictionary.
-  const found: (number[] | undefined)[] = new Array(m * (n + 1))
+  const found = new Map<number, number[]>()
   const joined = (from: number, to: number) => parts.slice(from, to).join('|')
   /** Where the runs of parts from `from` that name k could hold end (exclusive). */
   const runs = (k: number, from: number): number[] => {
     const key = k * (n + 1) + from
-    let ends = found[key]
+    let ends = found.get(key)
     if (ends === undefined) {
       const kind = kinds[k] as Kind
       ends = []
@@ -147,19 +146,13 @@ function ambiguity(parts: readonly string[], exchange: string | undefined): stri
         text = to === from + 1 ? (parts[from] as string) : `${text}|${parts[to - 1] as string}`
         if (kind.holds(text)) ends.push(to)
       }
-      found[key] = ends
+      found.set(key, ends)
     }
     return ends
   }
   // Tables of (n + 1) × (m + 1) cells, (j, k) at j * (m + 1) + k.
   const cell = (j: number, k: number) => j * (m + 1) + k
-  // ahead(j, k): the parts from j on can take names from k on, every required one among those used.
-  const ahead = new Uint8Array((n + 1) * (m + 1))
-  ahead[cell(n, m)] = 1
-  for (let k = m - 1; k >= 0; k--)
-    for (let j = n; j >= 0; j--)
-      ahead[cell(j, k)] = (skippable(k) && ahead[cell(j, k + 1)]) || runs(k, j).some((to) => ahead[cell(to, k + 1)]) ? 1 : 0
-  // behind(j, k): the parts before j can take names before k likewise.
+  // behind(j, k): the parts before j can take names before k.
   const behind = new Uint8Array((n + 1) * (m + 1))
   behind[cell(0, 0)] = 1
   for (let k = 0; k < m; k++)
@@ -168,14 +161,23 @@ function ambiguity(parts: readonly string[], exchange: string | undefined): stri
       if (skippable(k)) behind[cell(j, k + 1)] = 1
       for (const to of runs(k, j)) behind[cell(to, k + 1)] = 1
     }
+  // ahead(j, k): the parts from j on can take names from k on, every required one among those used. Asked only of
+  // cells behind() reaches (a few hundred of the table's thousand or more), each answer kept: 1 yes, 2 no.
+  const known = new Uint8Array((n + 1) * (m + 1))
+  const ahead = (j: number, k: number): boolean => {
+    if (k === m) return j === n
+    const at = cell(j, k)
+    if (known[at] === 0) known[at] = (skippable(k) && ahead(j, k + 1)) || runs(k, j).some((to) => ahead(to, k + 1)) ? 1 : 2
+    return known[at] === 1
+  }
   for (const name of ACTED_ON) {
     const k = NAMES.indexOf(name)
     // An absent field reads as empty, as the receiver reads it.
     const readings = new Set<string>()
     for (let j = 0; j <= n; j++) {
       if (!behind[cell(j, k)]) continue
-      if (skippable(k) && ahead[cell(j, k + 1)]) readings.add('')
-      for (const to of runs(k, j)) if (ahead[cell(to, k + 1)]) readings.add(joined(j, to))
+      if (skippable(k) && ahead(j, k + 1)) readings.add('')
+      for (const to of runs(k, j)) if (ahead(to, k + 1)) readings.add(joined(j, to))
     }
     if (readings.size > 1) return `${name} could be another signed value under a renamed field`
   }
