@@ -71,29 +71,24 @@ local function question_sets()
   for _, state in ipairs(STATES) do sets[#sets + 1] = 'settled:' .. state end
   return sets
 end
--- The sets a member was placed in: those place() noted under \`placed\`, or all of them for a member placed before it
--- noted them. A member without terms is in none but, from the first version, \`open\`: place() writes the terms with
--- the indexes, and only forget() takes them away.
+-- The sets a member may be in. place() writes a member's terms and puts it in \`all\` with its other indexes, and
+-- only forget() takes them away (in every version of the book): a member with neither was never placed and is in
+-- none but, from the first version, \`open\`. Any other member is looked for in every set.
 local function placed_sets(base, member, terms)
-  if not terms then return { status_set('', 'open') } end
-  local noted = redis.call('HGET', base .. 'placed', member)
-  if not noted then return question_sets() end
-  local sets = {}
-  for set in string.gmatch(noted, '%S+') do sets[#sets + 1] = set end
-  return sets
+  if terms or redis.call('ZSCORE', base .. 'all', member) then return question_sets() end
+  return { status_set('', 'open') }
 end
 -- Takes a member out of every index of the operator's questions (its hash is gone, or about to be made afresh).
 local function forget(base, member)
   local terms = redis.call('HGET', base .. 'terms', member)
   for _, set in ipairs(placed_sets(base, member, terms)) do redis.call('ZREM', base .. set, member) end
-  if not terms then return end
   redis.call('ZREM', base .. 'all', member)
   redis.call('ZREM', base .. 'expiring', member)
+  if not terms then return end
   local exchange, email = string.match(terms, '^([^%z]*)%z(.*)$')
   if exchange ~= '' and redis.call('HGET', base .. 'exchanges', exchange) == member then redis.call('HDEL', base .. 'exchanges', exchange) end
   if email ~= '' then redis.call('ZREM', base .. 'emails', email .. '\\0' .. member) end
   redis.call('HDEL', base .. 'terms', member)
-  redis.call('HDEL', base .. 'placed', member)
 end
 -- A payment whose hash is gone while it was open (evicted, deleted by hand): out of the open indexes and its order's
 -- count too, or it would count as open and take a place in every listing for good. 1 when it was open.
@@ -113,8 +108,8 @@ local function forget_expired(base, now, most)
     if redis.call('EXISTS', member_keys(base, member).payment) == 0 then forget(base, member) end
   end
 end
--- Puts a payment in the operator's indexes as its hash stands now; the same whatever changed. Of the sets it was
--- placed in before, it leaves those the payment no longer belongs in.
+-- Puts a payment in the operator's indexes as its hash stands now; the same whatever changed. A payment never
+-- placed before is looked for in no set it does not belong in.
 local function place(k, now)
   local f = redis.call('HMGET', k.payment, 'createdAt', 'status', 'state', 'failures', 'failedState', 'settled', 'exchange', 'email')
   if not f[1] then return end
@@ -130,14 +125,7 @@ local function place(k, now)
     if not scores[set] then redis.call('ZREM', base .. set, member) end
   end
   redis.call('ZADD', base .. 'all', created, member)
-  local names = {}
-  for _, set in ipairs(question_sets()) do
-    if scores[set] then
-      redis.call('ZADD', base .. set, scores[set], member)
-      names[#names + 1] = set
-    end
-  end
-  redis.call('HSET', base .. 'placed', member, table.concat(names, ' '))
+  for _, set in ipairs(question_sets()) do if scores[set] then redis.call('ZADD', base .. set, scores[set], member) end end
   local exchange, email = f[7] or '', email_key(f[8] or '')
   local terms = exchange .. '\\0' .. email
   if before ~= terms then

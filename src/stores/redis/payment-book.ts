@@ -16,8 +16,7 @@
  *   <base>settled:<state>       by when their latest state (this one) was handled
  *   <base>exchanges             hash exchange_number → member; <base>emails: members `<e-mail> NUL <member>` (one
  *                               score, read by lex range; the e-mail's ASCII letters lower-cased); <base>terms: hash
- *                               member → `<exchange_number> NUL <e-mail>`, what it is indexed under; <base>placed:
- *                               hash member → the sets above it is in (space-separated names after the base)
+ *                               member → `<exchange_number> NUL <e-mail>`, what it is indexed under
  *   <base>expiring              closed payments by when their hash expires: their index entries go once it has
  *   <base>indexed               set once the payments of the first version were put in these indexes
  * The sweep lock's keys are in sweep-lock.ts. An open payment (and its order's index while one is open) has no
