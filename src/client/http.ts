@@ -1,7 +1,6 @@
-import { base64 } from './base64.js'
 import type { ResolvedConfig } from './config.js'
 import { FpxApiError, FpxAuthenticationError, FpxNetworkError, FpxTimeoutError, FpxValidationError } from './errors.js'
-import { Redactor } from './redact.js'
+import { base64, Redactor } from './redact.js'
 
 export interface ApiRequest {
   method: 'GET' | 'POST'

@@ -1,7 +1,7 @@
 import type { Outcome } from '../contract/delivery-result.js'
 import { dayNumber, MAX_WINDOW_DAYS, type SearchReference, type Transaction, type TransactionsQuery } from './schemas.js'
 import { FpxValidationError } from './errors.js'
-import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
+import { apiRecordText, hasBankAnswer } from '../core/payment.js'
 
 /**
  * The part of the client that reconciliation reads. Declared here, not taken from index.ts, so the module does not

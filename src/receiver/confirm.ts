@@ -3,8 +3,7 @@
  * the service signed, not which name each had; the API's record says what they mean, so handlers get it instead
  * of the delivered names (docs/security.md).
  */
-import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
-import { STATE_RANK } from '../core/payment.js'
+import { apiRecordText, hasBankAnswer, STATE_RANK } from '../core/payment.js'
 import type { CredentialSet, MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'

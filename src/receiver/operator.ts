@@ -4,8 +4,7 @@
  * sweeper hands it), and make its inbox entries due again. Each action lands on the payment's timeline with the
  * operator's name, so that a later reader sees who did what.
  */
-import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
-import { type PaymentState, STATE_RANK } from '../core/payment.js'
+import { apiRecordText, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
 import type { InboxItem } from '../contract/inbox-queue.js'
 import type { PaymentBook } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'

@@ -11,13 +11,12 @@ import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
 import { type Confirmer, confirmThroughApi } from './confirm.js'
-import { type Dispatcher, NOT_CONFIRMED_YET } from './dispatch.js'
+import { type Dispatcher, failureOf, NOT_CONFIRMED_YET } from './dispatch.js'
 import type { Delivery, ReceiverResponse, ResultSource } from './events.js'
 import { RefusalLog } from './refusals.js'
 import { expired, firstRecheck, linkSigner, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
 import { acknowledged, diagnosisDetails, refused, withRecheck } from './responses.js'
 import type { Telemetry } from './telemetry.js'
-import { failureOf } from './book-notes.js'
 import { deliveryEntries, type TimelineRecorder } from './timeline.js'
 
 export interface ReceiveParts {

@@ -3,9 +3,8 @@
  * list (its successes): handed to the receiver through the same classification and deduplication as a delivery
  * (handleTrusted), then noted in the book (the lookup, its backoff, or the abandon) and on the timeline.
  */
-import { apiRecordText, hasBankAnswer } from '../core/api-record.js'
 import type { Logger } from '../core/logger.js'
-import { classify, type PaymentState, STATE_RANK } from '../core/payment.js'
+import { apiRecordText, classify, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
 import { localTime } from '../core/time.js'
 import { backoffDelay } from '../inbox/backoff.js'
 import type { BookedPayment, PaymentBook, PaymentRef } from '../contract/payment-book.js'

@@ -127,7 +127,7 @@ export interface DeliveryRecord {
   /** The payment it was filed under: as handled (the API's record, when confirmed), else as delivered. */
   readonly payment: Pick<VerifiedPayment, 'exchangeNumber' | 'orderNumber' | 'state'>
   readonly response: DeliveryResult
-  /** Why a handler failed, as the book keeps it (book-notes.ts failureOf: the result's values taken out), when one did. */
+  /** Why a handler failed, as the book keeps it (dispatch.ts failureOf: the result's values taken out), when one did. */
   readonly failure?: string
 }
 

@@ -10,7 +10,7 @@
  * name is skipped (it is optional) or takes the next run of values. A result with a name the service does not
  * send, or a value holding `|`, is not acted on (docs/security.md, "Signature only").
  */
-import { compareCodePoints } from '../field-order.js'
+import { compareCodePoints } from './message.js'
 
 interface Kind {
   readonly holds: (text: string) => boolean
