@@ -21,6 +21,8 @@ export class TimelineRecorder {
   private queue: TimelineEntry[] = []
   private writing: Promise<void> = Promise.resolve()
   private scheduled = false
+  /** Whether a write is chained that has not started: it takes whatever is queued by then. */
+  private waiting = false
   private tag: string | undefined
   private attempts = 0
   private dropped = 0
@@ -67,10 +69,25 @@ export class TimelineRecorder {
       this.logger.error({ dropped: this.dropped }, `dropped ${this.dropped} timeline entries: the store could not keep up`)
       this.dropped = 0
     }
-    if (this.queue.length === 0) return this.writing
-    const batch = this.queue
+    if (this.queue.length === 0 || this.waiting) return this.writing
+    this.waiting = true
+    this.writing = this.writing.then(() => {
+      this.waiting = false
+      return this.write()
+    })
+    return this.writing
+  }
+
+  /**
+   * One write at a time, of everything queued when it starts: entries that arrive while the store is busy with the
+   * last batch go together in the next, so a busy receiver makes one store round trip for many deliveries rather
+   * than one each. Written BATCH entries at a time, which every store takes in one statement or script.
+   */
+  private async write(): Promise<void> {
+    const queued = this.queue
     this.queue = []
-    this.writing = this.writing.then(async () => {
+    for (let from = 0; from < queued.length; from += BATCH) {
+      const batch = queued.slice(from, from + BATCH)
       try {
         await this.store.appendTimeline?.(batch)
       } catch (error) {
@@ -78,8 +95,7 @@ export class TimelineRecorder {
       } finally {
         this.pending -= batch.length
       }
-    })
-    return this.writing
+    }
   }
 
   /** One payment's timeline: the store's entries, after writing what is queued, with this process's refusals. */

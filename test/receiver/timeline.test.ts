@@ -205,6 +205,38 @@ describe('receiver.timeline', () => {
     expect((failure!.details as { err: Error }).err.message).toBe('disk full')
   })
 
+  it('writes what arrives while the store is busy with a batch as one next batch, and flush() waits for all of it', async () => {
+    const store = memoryStore()
+    const own = store.appendTimeline!
+    const batches: number[] = []
+    let open: () => void = () => {}
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    store.appendTimeline = async (entries) => {
+      batches.push(entries.length)
+      if (batches.length === 1) await gate
+      await own(entries)
+    }
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store })
+    receiver.onAny(() => {})
+    const first = samplePaymentFields()
+    expect(await deliver(receiver, first)).toMatchObject({ outcome: 'processed' })
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(batches).toEqual([3])
+    // Five deliveries in separate turns of the event loop while the first write is out: each would have been a
+    // write of its own, one after another.
+    const later = Array.from({ length: 5 }, () => samplePaymentFields())
+    for (const fields of later) {
+      expect(await deliver(receiver, fields)).toMatchObject({ outcome: 'processed' })
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(batches).toEqual([3])
+    const flushed = receiver.flush()
+    open()
+    await flushed
+    expect(batches).toEqual([3, 15])
+    for (const fields of [first, ...later]) expect(events(await receiver.timeline(String(fields.order_number)))).toEqual(['received', 'verified', 'processed'])
+  })
+
   it('says clearly when a custom store keeps no timeline, and still handles deliveries', async () => {
     const store = memoryStore()
     const plain: ReceiverStore = { claim: store.claim, complete: store.complete, release: store.release }
