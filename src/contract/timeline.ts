@@ -83,7 +83,7 @@ export interface TimelineEntry {
   /**
    * A short explanation (never a field value or a secret), else null. For `handler_failed`, it ends with why the
    * handler failed: its error's name and message on one line, every value of the result taken out, as the payment
-   * book keeps it (receiver/book-notes.ts).
+   * book keeps it (receiver/dispatch.ts, failureOf).
    */
   readonly message: string | null
 }

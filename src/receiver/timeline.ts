@@ -16,6 +16,8 @@ const MAX_QUEUED = 10_000
 // A batch this large is written at once rather than at the next timer: a loop of deliveries that never yields to
 // timers (reconciliation over the memory store) would otherwise fill the queue.
 const BATCH = 500
+// The most one write carries, whatever piled up while the store was busy: one script or statement each.
+const MOST_PER_WRITE = 2 * BATCH
 
 export class TimelineRecorder {
   private queue: TimelineEntry[] = []
@@ -81,13 +83,13 @@ export class TimelineRecorder {
   /**
    * One write at a time, of everything queued when it starts: entries that arrive while the store is busy with the
    * last batch go together in the next, so a busy receiver makes one store round trip for many deliveries rather
-   * than one each. Written BATCH entries at a time, which every store takes in one statement or script.
+   * than one each.
    */
   private async write(): Promise<void> {
     const queued = this.queue
     this.queue = []
-    for (let from = 0; from < queued.length; from += BATCH) {
-      const batch = queued.slice(from, from + BATCH)
+    for (let from = 0; from < queued.length; from += MOST_PER_WRITE) {
+      const batch = queued.slice(from, from + MOST_PER_WRITE)
       try {
         await this.store.appendTimeline?.(batch)
       } catch (error) {

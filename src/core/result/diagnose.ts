@@ -5,9 +5,8 @@ import { quotedName } from './errors.js'
 import { cleanToken } from './diagnosis-token.js'
 import { type Family, nameList, Subject, Trial } from './diagnosis-trial.js'
 import { amountFormat, booleanFormat, nullText, plusAndSpace, valuesTrimmed } from './diagnosis-values.js'
-import { compareCodePoints } from './message.js'
 import { PAYMENT_FIELD_RULES } from './fields.js'
-import type { Message } from './message.js'
+import { compareCodePoints, type Message } from './message.js'
 import { type FieldValue, isNested, type NestedFields, toFieldValue, toPlain, type FieldInput } from '../values.js'
 
 /**
