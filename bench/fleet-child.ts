@@ -8,6 +8,8 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
+/** BENCH_CPU_PROF=dir: each child writes a V8 CPU profile there when it closes (as in bench/http.ts). */
+const PROFILE_DIR = process.env.BENCH_CPU_PROF
 
 type Request = { id: number; type: string; payload?: unknown }
 type Reply = { id: number; value?: unknown; error?: string } | { ready: unknown }
@@ -24,7 +26,8 @@ export interface Child {
  * environment, and waits for its ready value.
  */
 export async function startChild<TReady>(file: string, env: Record<string, string>, label: string): Promise<{ child: Child; ready: TReady }> {
-  const forked = fork(fileURLToPath(new URL(file, import.meta.url)), [], { cwd: ROOT, execArgv: ['--import', 'tsx'], env: { ...process.env, ...env } })
+  const profile = PROFILE_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${label.replace(/\W+/g, '-')}-${Date.now()}.cpuprofile`]
+  const forked = fork(fileURLToPath(new URL(file, import.meta.url)), [], { cwd: ROOT, execArgv: ['--import', 'tsx', ...profile], env: { ...process.env, ...env } })
   const exited = new Promise<number | null>((resolve) => forked.once('exit', resolve))
   const waiting = new Map<number, { resolve(value: unknown): void; reject(error: Error): void }>()
   let nextId = 1

@@ -20,7 +20,8 @@
  * held is measured again before the search takes its rate as the limit, 1), BENCH_REFERENCE_RATE (300, where
  * latency is read; store work is read at the first rate), BENCH_RATES (a comma-separated list instead of the
  * search), BENCH_SETTLE (seconds to wait for the emulator's callback retries, 20), REDIS_URL, DATABASE_URL (the
- * bench creates and uses the database fpx_fleet_bench beside it, so its transaction counts are its own).
+ * bench creates and uses the database fpx_fleet_bench beside it, so its transaction counts are its own),
+ * BENCH_CPU_PROF (a directory: each child writes a CPU profile there; profiling slows them, so read shares, not rates).
  */
 import { randomBytes } from 'node:crypto'
 import { availableParallelism, loadavg } from 'node:os'
