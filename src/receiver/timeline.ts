@@ -18,6 +18,9 @@ const MAX_QUEUED = 10_000
 const BATCH = 500
 // The most one write carries, whatever piled up while the store was busy: one script or statement each.
 const MOST_PER_WRITE = 2 * BATCH
+// Entries wait this long for others to share their write. A round trip to the store costs the receiver more than
+// the entries it carries, nobody reads a timeline this soon after a delivery, and flush() writes at once.
+const WRITE_AFTER_MS = 200
 
 export class TimelineRecorder {
   private queue: TimelineEntry[] = []
@@ -47,7 +50,7 @@ export class TimelineRecorder {
     return `${(this.tag ??= randomId().slice(0, 8))}-${++this.attempts}`
   }
 
-  /** Queues entries; they reach the store shortly, in a batch. */
+  /** Queues entries; they reach the store within WRITE_AFTER_MS, in a batch. */
   record(entries: readonly TimelineEntry[]): void {
     if (!this.enabled || entries.length === 0) return
     if (this.pending + entries.length > MAX_QUEUED) this.dropped += entries.length
@@ -61,7 +64,7 @@ export class TimelineRecorder {
       setTimeout(() => {
         this.scheduled = false
         void this.flush()
-      }, 0)
+      }, WRITE_AFTER_MS)
     }
   }
 

@@ -18,6 +18,8 @@ function deliver(receiver: Receiver, fields: Record<string, unknown>, options: {
 }
 
 const events = (entries: TimelineEntry[]) => entries.map((entry) => entry.event)
+/** Past the 200 ms the receiver lets timeline entries wait for others to share their write (receiver/timeline.ts). */
+const pastWriteWindow = () => new Promise((resolve) => setTimeout(resolve, 300))
 
 describe('receiver.timeline', () => {
   it('keeps every entry of a loop of deliveries that never yields to timers (reconciliation over the memory store)', async () => {
@@ -172,13 +174,13 @@ describe('receiver.timeline', () => {
     const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: watched })
     expect(await receiver.handle({ kind: 'callback', body: 'a=1', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 401 })
     expect(await receiver.handle({ kind: 'callback', body: '', contentType: 'application/x-www-form-urlencoded' })).toMatchObject({ status: 400 })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await pastWriteWindow()
     expect(appended).toEqual([])
 
     const off = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: watched, timeline: false })
     off.onAny(() => {})
     expect(await deliver(off, samplePaymentFields())).toMatchObject({ status: 200 })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await pastWriteWindow()
     expect(appended).toEqual([])
     await expect(off.timeline('ORD-1')).rejects.toThrow(/timeline: false/)
   })
@@ -192,14 +194,14 @@ describe('receiver.timeline', () => {
     const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: hanging, logger })
     receiver.onAny(() => {})
     expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await pastWriteWindow()
     expect(writes).toBe(1)
 
     const failing: ReceiverStore = { ...store, appendTimeline: () => Promise.reject(new Error('disk full')) }
     const second = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: failing, logger })
     second.onAny(() => {})
     expect(await deliver(second, samplePaymentFields())).toMatchObject({ status: 200, outcome: 'processed' })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await pastWriteWindow()
     const failure = logger.lines.find((line) => line.level === 'error' && /timeline entries/.test(line.message))
     expect(failure).toMatchObject({ details: { entries: 3 } })
     expect((failure!.details as { err: Error }).err.message).toBe('disk full')
@@ -220,7 +222,7 @@ describe('receiver.timeline', () => {
     receiver.onAny(() => {})
     const first = samplePaymentFields()
     expect(await deliver(receiver, first)).toMatchObject({ outcome: 'processed' })
-    await new Promise((resolve) => setTimeout(resolve, 10))
+    await pastWriteWindow()
     expect(batches).toEqual([3])
     // Five deliveries in separate turns of the event loop while the first write is out: each would have been a
     // write of its own, one after another.
@@ -237,7 +239,31 @@ describe('receiver.timeline', () => {
     for (const fields of [first, ...later]) expect(events(await receiver.timeline(String(fields.order_number)))).toEqual(['received', 'verified', 'processed'])
   })
 
-  it('says clearly when a custom store keeps no timeline, and still handles deliveries', async () => {
+    it('writes the deliveries of a moment together, and flush() writes at once', async () => {
+    const store = memoryStore()
+    const own = store.appendTimeline!
+    const batches: number[] = []
+    store.appendTimeline = async (entries) => {
+      batches.push(entries.length)
+      await own(entries)
+    }
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store })
+    receiver.onAny(() => {})
+    // Three deliveries in separate turns of the event loop, well within the window: one write of all their entries.
+    for (let i = 0; i < 3; i++) {
+      expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ outcome: 'processed' })
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    expect(batches).toEqual([])
+    await pastWriteWindow()
+    expect(batches).toEqual([9])
+    // flush() does not wait for the window.
+    expect(await deliver(receiver, samplePaymentFields())).toMatchObject({ outcome: 'processed' })
+    await receiver.flush()
+    expect(batches).toEqual([9, 3])
+  })
+
+it('says clearly when a custom store keeps no timeline, and still handles deliveries', async () => {
     const store = memoryStore()
     const plain: ReceiverStore = { claim: store.claim, complete: store.complete, release: store.release }
     const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: plain })
