@@ -36,7 +36,8 @@ CREATE INDEX IF NOT EXISTS "fpx_collect_paid_idx" ON "fpx_collect" (paid_order_n
 -- its handlers, or dead-lettered after too many attempts; deleted once handled. Replace fpx_collect here too.
 --
 --   rank              0 pending, 1 failed, 2 succeeded: a row waits while a higher one of its exchange_number is here
---   fields            the verified fields as JSON text; rendering, the one their checksum matched
+--   fields            the verified fields as JSON text; rendering, the one their checksum matched; signer, who
+--                     signed them (JSON text; null in rows written before it was kept)
 --   status            'pending' or 'dead'; attempts so far; next_attempt_at, the backoff
 --   lease_*           the worker running an attempt now, and until when
 --   last_error        why the last attempt failed
@@ -60,6 +61,8 @@ CREATE TABLE IF NOT EXISTS "fpx_collect_inbox" (
 );
 
 CREATE INDEX IF NOT EXISTS "fpx_collect_inbox_due_idx" ON "fpx_collect_inbox" (status, next_attempt_at);
+
+ALTER TABLE "fpx_collect_inbox" ADD COLUMN IF NOT EXISTS signer text;
 
 -- The per-order timeline (receiver.timeline()): one row per entry, read by order_number or exchange_number,
 -- pruned with the table above. Another table name: replace fpx_collect in the names below too.

@@ -23,6 +23,12 @@ export interface InboxEntry {
   /** JSON text of the fields (kept as text so that their order survives the round trip). */
   readonly fields: string
   readonly rendering: Rendering
+  /**
+   * JSON text of who signed the result, as verification found it (the credential set's uid and how it was
+   * matched), so that a result read back is filed under the same order as one handled at once; absent in entries
+   * written before it was kept, and for API records without one.
+   */
+  readonly signer?: string
 }
 
 /** An entry a worker took: it holds the lease until it finishes or fails it. */

@@ -6,6 +6,7 @@
  */
 import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
+import type { MatchedCredential } from '../core/result/credentials.js'
 import { messageOf } from '../core/result/message.js'
 import type { FieldInput } from '../core/values.js'
 import { validated, type VerifiedPayment } from '../core/result/verified.js'
@@ -150,6 +151,10 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     const verified = validated(messageOf(fields), entry.rendering, 'the inbox entry')
     if (verified.state !== entry.state || verified.exchangeNumber !== entry.exchangeNumber)
       throw new Error(`the inbox entry's fields classify as ${verified.exchangeNumber}:${verified.state}, not as stored`)
+    // The signer files the order under its credential set, as at once: without it a paid order's key would differ.
+    const signer = signerOf(entry.signer)
+    verified.signerUid = signer.signerUid
+    verified.credential = signer.credential
     return verified
   }
 
@@ -267,7 +272,8 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   const inbox: AcceptingInbox = {
     async accept(verified, source) {
       const entry = { exchangeNumber: verified.exchangeNumber, state: verified.state }
-      const queued = await queue.enqueue({ ...entry, source, orderNumber: verified.orderNumber, fields: JSON.stringify(verified.fields), rendering: verified.rendering })
+      const signer = JSON.stringify({ uid: verified.signerUid, credential: verified.credential })
+      const queued = await queue.enqueue({ ...entry, source, orderNumber: verified.orderNumber, fields: JSON.stringify(verified.fields), rendering: verified.rendering, signer })
       // Present already (maybe a renamed copy's, dead-lettered): due again now, so that no copy keeps a genuine result
       // behind it. The entry stands for its (exchange_number, state); what it means is confirmed when it runs.
       if (queued === 'present') await queue.retry(entry)
@@ -300,4 +306,24 @@ export function disabledInbox(): ReceiverInbox {
     throw new TypeError('this receiver was created without `inbox`; pass createReceiver({ store, inbox: {} }) to use inbox mode')
   }
   return { work: refuse, stop: async () => {}, list: refuse, show: refuse, retry: refuse, counts: refuse }
+}
+
+/**
+ * Who signed an entry's result, read back (InboxEntry.signer). Nothing from an entry written before it was kept,
+ * or one whose text is not what accept() writes.
+ */
+function signerOf(text: string | undefined): Pick<VerifiedPayment, 'signerUid' | 'credential'> {
+  let value: { uid?: unknown; credential?: Partial<MatchedCredential> | null } | null
+  try {
+    value = text === undefined ? null : (JSON.parse(text) as typeof value)
+  } catch {
+    return { signerUid: undefined, credential: undefined }
+  }
+  const uid = typeof value?.uid === 'string' ? value.uid : undefined
+  const credential = value?.credential
+  const matched =
+    typeof credential?.uid === 'string' && typeof credential.index === 'number' && (credential.by === 'uid' || credential.by === 'only' || credential.by === 'checksum')
+      ? Object.freeze({ uid: credential.uid, index: credential.index, by: credential.by })
+      : undefined
+  return { signerUid: uid, credential: matched }
 }

@@ -68,6 +68,34 @@ describe.skipIf(!available)('inbox mode, confirmed over the API', () => {
       }
     })
 
+    it('keeps who signed a result: an order paid through the inbox stays paid for an attempt handled at once', async () => {
+      const store = makeStore()
+      const { receiver, events } = receiverOn(store)
+      // The same store without inbox mode: results are handled at once, as when the API answers.
+      const direct = createReceiver({ environment: svc.environment, credentials: DEMO, store, logger: false })
+      const directEvents: PaymentEvent<unknown>[] = []
+      direct.onAny((event) => void directEvents.push(event))
+      try {
+        const paid = await svc.pay('approve')
+        expect((await receiver.handle(delivery(paid.body, 'body'))).outcome).toBe('queued')
+        expect(await eventually(() => events.length === 1)).toBe(true)
+        expect(events[0]).toMatchObject({ state: 'succeeded', credential: { uid: DEMO.uid, by: 'uid' } })
+        // The buyer's second attempt on the paid order fails at the bank: the order stays paid, no handler runs.
+        const failed = await svc.pay('cancel', { order_number: paid.orderNumber })
+        expect(await direct.handle(delivery(failed.body, 'body'))).toMatchObject({ status: 200, outcome: 'stale' })
+        expect(directEvents).toEqual([])
+        // And the other way round: paid at once, a failed attempt read back from the inbox runs no handler either.
+        const paidAtOnce = await svc.pay('approve')
+        expect((await direct.handle(delivery(paidAtOnce.body, 'body'))).outcome).toBe('processed')
+        const failedLater = await svc.pay('cancel', { order_number: paidAtOnce.orderNumber })
+        expect((await receiver.handle(delivery(failedLater.body, 'body'))).outcome).toBe('queued')
+        expect(await eventually(async () => (await receiver.inbox.counts()).pending === 0)).toBe(true)
+        expect(events.map((event) => event.state)).toEqual(['succeeded'])
+      } finally {
+        await Promise.all([receiver.close(), direct.close()])
+      }
+    })
+
     it('a renamed copy of a B2B1 99 that reads as failed, queued first, does not hold the genuine 99 back', async () => {
       const { receiver, events } = receiverOn(makeStore())
       try {

@@ -89,12 +89,19 @@ export function schemaSuite(name: string, connect: () => Promise<{ client: Postg
   describe(`${name}: schema`, () => {
     let client: PostgresQueryable
     let close: () => Promise<void>
-    const [fromCode, fromFile, earlier, earlierMigrated, firstBook] = [uniqueTable('code'), uniqueTable('file'), uniqueTable('earlier'), uniqueTable('earlier_m'), uniqueTable('first_book')]
+    const [fromCode, fromFile, earlier, earlierMigrated, firstBook, firstInbox] = [
+      uniqueTable('code'),
+      uniqueTable('file'),
+      uniqueTable('earlier'),
+      uniqueTable('earlier_m'),
+      uniqueTable('first_book'),
+      uniqueTable('first_inbox'),
+    ]
     beforeAll(async () => {
       ;({ client, close } = await connect())
     })
     afterAll(async () => {
-      for (const table of [fromCode, fromFile, earlier, earlierMigrated, firstBook]) await dropStoreTables(client, table)
+      for (const table of [fromCode, fromFile, earlier, earlierMigrated, firstBook, firstInbox]) await dropStoreTables(client, table)
       await close()
     })
 
@@ -194,6 +201,41 @@ VALUES ('OLD-OPEN', 1020, '{1020}', 'uid-1', 'form', '2026-01-01T00:00:00Z', NUL
       await store.migrate()
       await postgresStore({ client, table: fromCode }).migrate()
       for (const suffix of ['_book', '_locks']) expect(await shape(client, `${table}${suffix}`)).toEqual(await shape(client, `${fromCode}${suffix}`))
+    })
+
+    it('keeps an inbox made before it kept who signed a result working, with its rows, once migrated on first use', async () => {
+      const table = firstInbox
+      // The inbox table as versions before the signer column made it, with one entry waiting.
+      await client.query(`CREATE TABLE "${table}_inbox" (
+  exchange_number text NOT NULL,
+  state text NOT NULL CHECK (state IN ('pending', 'failed', 'succeeded')),
+  rank smallint NOT NULL,
+  source text NOT NULL CHECK (source IN ('callback', 'redirect', 'reconcile')),
+  order_number text,
+  fields text NOT NULL,
+  rendering text NOT NULL,
+  status text NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'dead')),
+  attempts integer NOT NULL DEFAULT 0,
+  next_attempt_at timestamptz NOT NULL DEFAULT now(),
+  lease_owner text,
+  lease_expires_at timestamptz,
+  last_error text,
+  received_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (exchange_number, state)
+)`)
+      await client.query(`CREATE INDEX "${table}_inbox_due_idx" ON "${table}_inbox" (status, next_attempt_at)`)
+      await client.query(`INSERT INTO "${table}_inbox" (exchange_number, state, rank, source, order_number, fields, rendering) VALUES ('EX-OLD', 'succeeded', 2, 'callback', 'ORD-OLD', '{}', 'plain')`)
+      const inbox = postgresStore({ client, table, pruneEvery: 0 }).openInbox()
+      const signer = JSON.stringify({ uid: 'uid-1', credential: { uid: 'uid-1', index: 0, by: 'uid' } })
+      expect(await inbox.enqueue({ exchangeNumber: 'EX-NEW', state: 'succeeded', source: 'callback', orderNumber: 'ORD-NEW', fields: '{}', rendering: 'plain', signer })).toBe('queued')
+      const taken = await inbox.take('worker', 10, 30_000)
+      const read = taken.map(({ exchangeNumber, signer }) => ({ exchangeNumber, signer })).sort((a, b) => a.exchangeNumber.localeCompare(b.exchangeNumber))
+      expect(read).toEqual([
+        { exchangeNumber: 'EX-NEW', signer },
+        { exchangeNumber: 'EX-OLD', signer: undefined },
+      ])
+      await postgresStore({ client, table: fromCode }).migrate()
+      expect(await shape(client, `${table}_inbox`)).toEqual(await shape(client, `${fromCode}_inbox`))
     })
 
     it('uses a table made from the SQL file as it is', async () => {

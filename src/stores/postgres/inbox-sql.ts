@@ -5,7 +5,8 @@
  *   rank              the state's rank (pending 0, failed 1, succeeded 2). The states of one exchange_number run in
  *                     the order they arrived (received_at): a row waits while an earlier one is pending, and while
  *                     a higher one that arrived no later is in the table at all, so a 99 never runs after its 00;
- *   fields            the verified fields as JSON text (text keeps their order), rendering the checksum's;
+ *   fields            the verified fields as JSON text (text keeps their order), rendering the checksum's,
+ *                     signer who signed them (JSON text; null in rows written before it was kept);
  *   status            'pending' or 'dead'; attempts counted when taken; next_attempt_at the backoff;
  *   lease_*           the worker running an attempt now, and until when (then another worker takes it over).
  */
@@ -50,6 +51,8 @@ export function inboxSchemaStatements(table: InboxTable): string[] {
   PRIMARY KEY (exchange_number, state)
 )`,
     `CREATE INDEX IF NOT EXISTS ${table.indexSql} ON ${table.sql} (status, next_attempt_at)`,
+    // Added after the first version: a column of its own, so that made and migrated tables end up alike.
+    `ALTER TABLE ${table.sql} ADD COLUMN IF NOT EXISTS signer text`,
   ]
 }
 
@@ -63,9 +66,9 @@ export function inboxStatements(table: InboxTable) {
   const free = `(i.lease_owner IS NULL OR i.lease_expires_at <= now())`
   const retried = `status = 'pending', next_attempt_at = now(), attempts = CASE WHEN i.status = 'dead' THEN 0 ELSE i.attempts END`
   return {
-    // $1 exchange_number, $2 state, $3 rank, $4 source, $5 order_number, $6 fields, $7 rendering.
-    enqueue: `INSERT INTO ${t} (exchange_number, state, rank, source, order_number, fields, rendering)
-VALUES ($1::text, $2::text, $3::smallint, $4::text, $5::text, $6::text, $7::text)
+    // $1 exchange_number, $2 state, $3 rank, $4 source, $5 order_number, $6 fields, $7 rendering, $8 signer.
+    enqueue: `INSERT INTO ${t} (exchange_number, state, rank, source, order_number, fields, rendering, signer)
+VALUES ($1::text, $2::text, $3::smallint, $4::text, $5::text, $6::text, $7::text, $8::text)
 ON CONFLICT (exchange_number, state) DO NOTHING RETURNING 1 AS queued`,
 
     // $1 owner, $2 limit, $3 leaseMs. SKIP LOCKED lets workers in several processes take different rows at once; FOR UPDATE re-checks the
@@ -78,7 +81,7 @@ ON CONFLICT (exchange_number, state) DO NOTHING RETURNING 1 AS queued`,
   ORDER BY i.next_attempt_at LIMIT $2::int FOR UPDATE SKIP LOCKED)
 UPDATE ${t} AS i SET lease_owner = $1::text, lease_expires_at = now() + ${ms('$3')}, attempts = i.attempts + 1
 FROM due WHERE i.exchange_number = due.exchange_number AND i.state = due.state
-RETURNING i.exchange_number, i.state, i.source, i.order_number, i.fields, i.rendering, i.attempts`,
+RETURNING i.exchange_number, i.state, i.source, i.order_number, i.fields, i.rendering, i.signer, i.attempts`,
 
     // finish: $1 exchange_number, $2 state, $3 owner; fail: the same, $4 dead, $5 delayMs, $6 error, $7 refund (0 or 1).
     finish: `DELETE FROM ${t} AS i WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING 1 AS done`,

@@ -44,6 +44,7 @@ interface TakenRow {
   order_number: string | null
   fields: string
   rendering: Rendering
+  signer: string | null
   attempts: number
 }
 
@@ -79,7 +80,7 @@ export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
     ready,
 
     async enqueue(entry: InboxEntry) {
-      const params = [entry.exchangeNumber, entry.state, STATE_RANK[entry.state], entry.source, entry.orderNumber, entry.fields, entry.rendering]
+      const params = [entry.exchangeNumber, entry.state, STATE_RANK[entry.state], entry.source, entry.orderNumber, entry.fields, entry.rendering, entry.signer ?? null]
       return (await run(sql.enqueue, params)).length > 0 ? 'queued' : 'present'
     },
 
@@ -92,6 +93,7 @@ export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
         orderNumber: row.order_number,
         fields: row.fields,
         rendering: row.rendering,
+        ...(row.signer === null ? {} : { signer: row.signer }),
         attempts: Number(row.attempts),
         owner,
       }))

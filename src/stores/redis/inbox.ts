@@ -1,6 +1,6 @@
 /**
  * The Redis store's inbox (inbox mode). Every key shares one hash tag, so the scripts also run on Redis Cluster:
- *   <prefix>{inbox}:meta     hash id → JSON {source, orderNumber, rendering, status, attempts, receivedAt, nextAt, owner, leaseUntil, lastError}
+ *   <prefix>{inbox}:meta     hash id → JSON {source, orderNumber, rendering, signer?, status, attempts, receivedAt, nextAt, owner, leaseUntil, lastError}
  *   <prefix>{inbox}:fields   hash id → the verified fields as JSON text, untouched by the scripts (their order survives)
  *   <prefix>{inbox}:due      sorted set of pending entries not leased, by when they are due
  *   <prefix>{inbox}:leased   sorted set of entries a worker holds, by when its lease ends
@@ -18,6 +18,7 @@ interface Meta {
   source: ResultSource
   orderNumber: string | null
   rendering: Rendering
+  signer?: string
   status: InboxStatus
   attempts: number
   receivedAt: number
@@ -210,7 +211,7 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
     ready: async () => {},
 
     async enqueue(entry) {
-      const head = { source: entry.source, orderNumber: entry.orderNumber, rendering: entry.rendering }
+      const head = { source: entry.source, orderNumber: entry.orderNumber, rendering: entry.rendering, ...(entry.signer === undefined ? {} : { signer: entry.signer }) }
       const reply = await scripts.enqueue([meta, fields, due], [idOf(entry), JSON.stringify(head), entry.fields])
       return Number(reply) === 1 ? 'queued' : 'present'
     },
@@ -226,6 +227,7 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
           source: head.source,
           orderNumber: head.orderNumber,
           rendering: head.rendering,
+          ...(typeof head.signer === 'string' ? { signer: head.signer } : {}),
           fields: reply[i + 2] ?? '{}',
           attempts: head.attempts,
           owner,
