@@ -7,7 +7,7 @@
 import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK, toSen } from '../core/payment.js'
-import { ReceiverError } from '../core/result/errors.js'
+import { printable, ReceiverError } from '../core/result/errors.js'
 import { signingSet, type VerifiedPayment } from '../core/result/verify.js'
 import { failureText } from '../contract/book-query.js'
 import type { FailureNote, SeenResult } from '../contract/payment-book.js'
@@ -283,7 +283,7 @@ export function seenOf(handled: VerifiedPayment): SeenResult {
  * handlers are given no secret to echo: their event names the credential set, never its tokens.
  */
 export function failureOf(error: unknown, handled: VerifiedPayment, delivered: VerifiedPayment): FailureNote {
-  let message = error instanceof Error ? `${error.name}: ${error.message}` : String(error)
+  let message = error instanceof Error ? `${error.name}: ${error.message}` : printable(error)
   const values = [handled, delivered].flatMap((result) => result.signedFields().map((field) => field.text))
   for (const value of new Set(values.filter((text) => text.length >= SHORTEST_HIDDEN).sort((a, b) => b.length - a.length)))
     message = message.split(value).join(HIDDEN)

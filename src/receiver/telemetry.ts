@@ -7,6 +7,7 @@
  * never name a package the merchant may not have installed.
  */
 import type { Logger } from '../core/logger.js'
+import { printable } from '../core/result/errors.js'
 import type { VerifiedPayment } from '../core/result/verify.js'
 import type { TimelineSource } from '../contract/timeline.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
@@ -200,6 +201,6 @@ export class Telemetry {
   /** Notes a handler's error on the delivery's span, when one is active. */
   recordException(error: unknown): void {
     const span = this.api?.trace.getActiveSpan()
-    if (span !== undefined && span.isRecording()) span.recordException(error instanceof Error ? error : String(error))
+    if (span !== undefined && span.isRecording()) span.recordException(error instanceof Error ? error : printable(error))
   }
 }

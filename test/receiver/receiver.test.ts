@@ -468,6 +468,21 @@ describe('concurrency', () => {
     expect(runs).toBe(2)
   })
 
+  it('a handler throwing what String() cannot print still gets 500 handler_failed, and the claim is released', async () => {
+    const unprintable = [Object.create(null), { toString: () => { throw new Error('no text') } }]
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: false })
+    let runs = 0
+    receiver.on('payment.succeeded', () => {
+      runs++
+      if (runs <= unprintable.length) throw unprintable[runs - 1]
+    })
+    const fields = samplePaymentFields()
+    for (let i = 0; i < unprintable.length; i++) expect(await deliver(receiver, fields)).toMatchObject({ status: 500, error: { code: 'handler_failed' } })
+    // Released each time: the next delivery runs the handler at once, not after the lease.
+    expect(await deliver(receiver, fields)).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(runs).toBe(3)
+  })
+
   it('when the first handler throws, one of the waiting duplicates processes the payment', async () => {
     const count = 20
     const { store, reached } = gatedStore(count)

@@ -79,3 +79,19 @@ export function quotedName(name: string): string {
 export function isReceiverError(value: unknown): value is ReceiverError {
   return value instanceof ReceiverError
 }
+
+/**
+ * A thrown value as text, whatever a handler threw: String() throws for an object without a prototype or with a
+ * throwing toString, and a failure must still be answered and its claim released.
+ */
+export function printable(value: unknown): string {
+  try {
+    return String(value)
+  } catch {
+    try {
+      return Object.prototype.toString.call(value)
+    } catch {
+      return '[a value that cannot be shown as text]'
+    }
+  }
+}
