@@ -31,7 +31,7 @@ export interface ReceiverStore<TTransaction = undefined> {
   /**
    * Optional: resolves when the lease another delivery holds on `exchangeNumber` may have ended, or after
    * `timeoutMs`, whichever comes first; never rejects. A delivery that finds its payment busy in another process
-   * waits here, without asking the store again and again, then claims once more (the claim decides). Without it, a
+   * waits here, without asking the store again and again, then claims again (the claim decides). Without it, a
    * callback held elsewhere is answered 409 at once and a redirect asks once more after a pause.
    */
   awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<void>

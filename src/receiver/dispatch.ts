@@ -30,9 +30,14 @@ const MAX_RETRY_AFTER_S = 5
 /**
  * A delivery that finds its payment held by another process waits at most this long for the holder to finish (a
  * confirmation and the handlers usually take milliseconds), when the store can tell it (`awaitLeaseEnd`), then
- * claims once more: the duplicate is then answered 200, and nobody comes back.
+ * claims again: the duplicate is then answered 200, and nobody comes back.
  */
 export const WAITS_FOR_HOLDER_MS = 2000
+/**
+ * Within that time, how many lease ends a delivery waits for: the payment's next holder may be its other state (a
+ * B2B1 approval right behind its 99). Bounded, so that a store whose waits end at once is not asked in a loop.
+ */
+const MOST_WAITS = 3
 /**
  * Without `awaitLeaseEnd`, a buyer's redirect that finds its payment held elsewhere asks once more after this long:
  * the service retries a callback told 409, but a browser shows the buyer an error page. Once only, never a poll.
@@ -84,6 +89,8 @@ export class Dispatcher<TTransaction> {
     const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
     let claim: Claim<TTransaction>
     let askedAgain = false
+    let waits = 0
+    let waitEnds: number | undefined
     for (;;) {
       try {
         claim = await store.claim(request)
@@ -98,11 +105,16 @@ export class Dispatcher<TTransaction> {
         await here.catch(() => undefined)
         continue
       }
-      // Held elsewhere: wait for the holder where the store can tell when it is done, and ask once more.
-      if (!askedAgain && store.awaitLeaseEnd !== undefined) {
+      // Held elsewhere: wait for the holder where the store can tell when it is done, and ask again, within the wait.
+      if (store.awaitLeaseEnd !== undefined && waits < MOST_WAITS) {
         askedAgain = true
-        await store.awaitLeaseEnd(verified.exchangeNumber, Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)).catch(() => undefined)
-        continue
+        waitEnds ??= performance.now() + Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)
+        const left = Math.floor(waitEnds - performance.now())
+        if (left > 0) {
+          waits++
+          await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
+          continue
+        }
       }
       // Otherwise a redirect asks once more after a pause, and a callback's sender comes back.
       if (!askedAgain && kind === 'redirect') {

@@ -1,0 +1,82 @@
+/**
+ * A delivery that finds its payment held by another process waits for the holder (issue 37, point 1), and keeps
+ * waiting, within the same bound, when the next holder is the payment's other state: a B2B1 approval (00) that
+ * takes the payment over the moment its 99 is done. Receivers with their own store objects share one Redis, as
+ * processes would.
+ */
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createReceiver, type Receiver, type ReceiverStore } from '../../src/index.js'
+import { redisStore } from '../../src/stores/redis/store.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+import { REDIS_URL, serviceAvailable } from '../stores/services.js'
+
+const available = await serviceAvailable('Redis', REDIS_URL)
+const TOKEN = 'ef'.repeat(32)
+
+function opened(): { promise: Promise<void>; open(): void } {
+  let open = () => {}
+  const promise = new Promise<void>((resolve) => (open = resolve))
+  return { promise, open }
+}
+
+describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () => {
+  const redis = new Redis(REDIS_URL)
+  const prefix = `fpx-wait-holders:${randomUUID()}:`
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`)
+    if (keys.length > 0) await redis.del(...keys)
+    await redis.quit()
+  })
+
+  const deliver = (receiver: Receiver, fields: Record<string, unknown>) => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
+
+  it('answers a duplicate 99 200 stale when the 00 takes the payment over before it asks again', async () => {
+    const pending = samplePaymentFields({ fpx_model: 'B2B1', fpx_debit_auth_code: '99', payment_status: 'false' })
+    const approved = { ...pending, fpx_debit_auth_code: '00', payment_status: 'true' }
+    const pendingHeld = opened()
+    const pendingGate = opened()
+    const approvedHeld = opened()
+    const approvedGate = opened()
+    const receiver = (store: ReceiverStore) => {
+      const made = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
+      made.on('payment.pending', async () => {
+        pendingHeld.open()
+        await pendingGate.promise
+      })
+      made.on('payment.succeeded', async () => {
+        approvedHeld.open()
+        await approvedGate.promise
+      })
+      return made
+    }
+    const first = receiver(redisStore({ client: redis, prefix }))
+    const third = receiver(redisStore({ client: redis, prefix }))
+    // The duplicate's process asks again only after the approval holds the payment: the order this test is about.
+    const own = redisStore({ client: redis, prefix })
+    let claims = 0
+    const late: ReceiverStore = {
+      ...own,
+      claim: async (request) => {
+        if (++claims > 1) await approvedHeld.promise
+        return own.claim(request)
+      },
+      awaitLeaseEnd: own.awaitLeaseEnd!.bind(own),
+    }
+    const second = receiver(late)
+
+    const handling = deliver(first, pending)
+    await pendingHeld.promise
+    const duplicate = deliver(second, pending)
+    const approval = deliver(third, approved)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    pendingGate.open()
+    await approvedHeld.promise
+    setTimeout(approvedGate.open, 100)
+    expect(await handling).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await approval).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(await duplicate).toMatchObject({ status: 200, outcome: 'stale' })
+    expect(claims).toBe(3)
+  })
+})
