@@ -39,6 +39,28 @@ export const WAITS_FOR_HOLDER_MS = 2000
  */
 const MOST_WAITS = 3
 /**
+ * A store that stops answering (a paused server, a network partition) must not leave the sender and the buyer
+ * with no answer at all: each of a delivery's store calls gets a quarter of the lease, at most this long, and past
+ * it the delivery is answered 503 store_unavailable like any store failure.
+ */
+const STORE_ANSWERS_WITHIN_MS = 5000
+
+/** `call`, or a rejection once `withinMs` has passed without its answer. */
+export async function answeredWithin<T>(call: Promise<T>, withinMs: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the store did not answer within ${withinMs} ms`)), withinMs)
+  })
+  try {
+    return await Promise.race([call, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** How long a delivery waits for one store call, with a lease of `leaseMs`. */
+const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 4)))
+/**
  * Without `awaitLeaseEnd`, a buyer's redirect that finds its payment held elsewhere asks once more after this long:
  * the service retries a callback told 409, but a browser shows the buyer an error page. Once only, never a poll.
  */
@@ -70,6 +92,11 @@ export class Dispatcher<TTransaction> {
 
   constructor(private readonly parts: DispatchParts<TTransaction>) {}
 
+  /** How long a delivery waits for one store call (the inbox's too). */
+  get storeWithinMs(): number {
+    return storeWithinMs(this.parts.leaseMs)
+  }
+
   /**
    * Claims the payment state, confirms it unless `confirmed` (it came from the API), runs its handlers and records
    * them done; says what to answer. Never throws. `waitHere`: a delivery of the same payment being handled in this
@@ -92,9 +119,14 @@ export class Dispatcher<TTransaction> {
     let waits = 0
     let waitEnds: number | undefined
     for (;;) {
+      let claiming: Promise<Claim<TTransaction>> | undefined
       try {
-        claim = await store.claim(request)
+        claiming = store.claim(request)
+        claim = await answeredWithin(claiming, this.storeWithinMs)
       } catch (error) {
+        // A claim that lands after all is given back, so that its lease (and a transactional claim's connection) is
+        // not held for nothing.
+        claiming?.then((late) => late.outcome === 'claimed' && store.release(request)).catch(() => undefined)
         logger.error({ ...log, err: error }, 'the store failed to claim the payment')
         return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
       }
@@ -152,7 +184,7 @@ export class Dispatcher<TTransaction> {
     // After a handler failure, the release counts it on the order in the book.
     const release = async <T>(answer: T, failure?: FailureNote): Promise<T> => {
       try {
-        await store.release(failure === undefined ? request : { ...request, failure })
+        await answeredWithin(store.release(failure === undefined ? request : { ...request, failure }), this.storeWithinMs)
       } catch (error) {
         logger.error({ ...log, err: error }, 'the store failed to release the claim; it frees itself when the lease expires')
       }
@@ -228,7 +260,7 @@ export class Dispatcher<TTransaction> {
   private async completed(completion: Completion, verified: VerifiedPayment, log: object, answer: ReceiverResponse): Promise<ReceiverResponse> {
     let done: boolean
     try {
-      done = await this.parts.store.complete(completion)
+      done = await answeredWithin(this.parts.store.complete(completion), this.storeWithinMs)
     } catch (error) {
       this.parts.logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
       return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)

@@ -11,7 +11,7 @@ import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
 import { type Confirmer, confirmThroughApi } from './confirm.js'
-import { type Dispatcher, failureOf, NOT_CONFIRMED_YET } from './dispatch.js'
+import { answeredWithin, type Dispatcher, failureOf, NOT_CONFIRMED_YET } from './dispatch.js'
 import type { Delivery, ReceiverResponse, ResultSource } from './events.js'
 import { RefusalLog } from './refusals.js'
 import { expired, firstRecheck, linkSigner, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
@@ -200,7 +200,7 @@ const NOT_HANDLED_YET: ReadonlySet<string> = new Set([...NOT_CONFIRMED_YET, 'in_
 /** Writes the result to an inbox; answers 200 `queued`, or 503 when the store cannot take it. */
 async function queued(parts: ReceiveParts, inbox: AcceptingInbox, verified: VerifiedPayment, kind: ResultSource): Promise<ReceiverResponse> {
   try {
-    await inbox.accept(verified, kind)
+    await answeredWithin(inbox.accept(verified, kind), parts.dispatcher.storeWithinMs)
   } catch (error) {
     parts.logger.error({ exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind, err: error }, 'the inbox could not be written')
     return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)

@@ -44,12 +44,16 @@ function carries(error: unknown, cause: unknown): boolean {
 
 type Step = 'claim' | 'complete' | 'release' | 'appendTimeline'
 
-/** The memory store with a fault at the steps named: each throws (synchronously) or rejects with the error given. */
-function faultyStore(faults: Partial<Record<Step, { error: Error; how: 'throw' | 'reject' }>>): ReceiverStore {
+/**
+ * The memory store with a fault at the steps named: each throws (synchronously) or rejects with the error given, or
+ * stalls (never answers, as a paused server or a network partition).
+ */
+function faultyStore(faults: Partial<Record<Step, { error: Error; how: 'throw' | 'reject' } | { how: 'stall' }>>): ReceiverStore {
   const store = memoryStore()
   const step = <A extends unknown[], R>(name: Step, real: (...args: A) => Promise<R>) => (...args: A): Promise<R> => {
     const fault = faults[name]
     if (fault === undefined) return real(...args)
+    if (fault.how === 'stall') return new Promise<R>(() => {})
     if (fault.how === 'throw') throw fault.error
     return Promise.reject(fault.error)
   }
@@ -170,6 +174,19 @@ export function faultContract(open: Open): void {
     expectOurs(reply, 'store_unavailable', lines, cause)
     expect(reply.headers['retry-after']).toBeDefined()
     expect(runs).toHaveLength(0)
+  })
+
+  it.each(['claim', 'complete'] as const)('fault: the store stops answering on %s: 503 store_unavailable within a quarter of the lease, logged', async (at) => {
+    const { url, runs, lines } = await app({ store: faultyStore({ [at]: { how: 'stall' } }), leaseMs: 400 })
+    const genuine = await svc.pay('approve')
+    const started = performance.now()
+    const reply = await deliver(url, genuine)
+    expect(performance.now() - started).toBeLessThan(5000)
+    expect([reply.status, errorOf(reply).code]).toEqual([503, 'store_unavailable'])
+    expect(reply.headers['retry-after']).toBeDefined()
+    expect(lines.some((line) => line.level === 'error' && /did not answer within 100 ms/.test(String((line.details.err as Error | undefined)?.message)))).toBe(true)
+    // A stalled claim runs no handler; a stalled completion comes after the handlers ran once.
+    expect(runs).toEqual(at === 'claim' ? [] : [`${genuine.exchangeNumber}:succeeded`])
   })
 
   it.each(['throw', 'reject'] as const)('fault: the store %ss on complete, after the handlers: 503 store_unavailable, logged', async (how) => {

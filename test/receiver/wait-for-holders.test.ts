@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createReceiver, type Receiver, type ReceiverStore } from '../../src/index.js'
+import { createReceiver, memoryStore, type Receiver, type ReceiverStore } from '../../src/index.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { REDIS_URL, serviceAvailable } from '../stores/services.js'
@@ -30,7 +30,7 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     await redis.quit()
   })
 
-  const deliver = (receiver: Receiver, fields: Record<string, unknown>) => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
+  const deliver = (receiver: Receiver, fields: ReturnType<typeof samplePaymentFields>) => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
 
   it('answers a duplicate 99 200 stale when the 00 takes the payment over before it asks again', async () => {
     const pending = samplePaymentFields({ fpx_model: 'B2B1', fpx_debit_auth_code: '99', payment_status: 'false' })
@@ -78,5 +78,31 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     expect(await approval).toMatchObject({ status: 200, outcome: 'processed' })
     expect(await duplicate).toMatchObject({ status: 200, outcome: 'stale' })
     expect(claims).toBe(3)
+  })
+})
+
+describe('a store that answers a claim too late', () => {
+  it('answers 503 store_unavailable, and gives the late claim back so that the next delivery is not kept waiting', async () => {
+    const store = memoryStore()
+    let slow = true
+    const late: ReceiverStore = {
+      ...store,
+      claim: async (request) => {
+        if (slow) await new Promise((resolve) => setTimeout(resolve, 300))
+        return store.claim(request)
+      },
+    }
+    // A lease of 400 ms: each store call gets 100.
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: late, leaseMs: 400, logger: false })
+    const runs: string[] = []
+    receiver.onAny((event) => void runs.push(event.id))
+    const fields = samplePaymentFields()
+    const delivery = () => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
+    expect(await delivery()).toMatchObject({ status: 503, error: { code: 'store_unavailable' } })
+    slow = false
+    // The late claim lands at 300 ms and is released; the lease would otherwise hold until 700.
+    await new Promise((resolve) => setTimeout(resolve, 350))
+    expect(await delivery()).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(runs).toEqual([`${fields.exchange_number as string}:succeeded`])
   })
 })
