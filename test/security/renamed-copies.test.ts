@@ -76,6 +76,12 @@ describe.each(Object.keys(modes) as (keyof typeof modes)[])('%s', (mode) => {
           // Handled exactly once, whichever came first, and the genuine result is never refused.
           expect(events).toHaveLength(1)
           expect(answer.status).toBe(200)
+          // Each copy as the buyer's redirect, the state handled: a page that shows a payment shows the API's record.
+          for (const copy of copies) {
+            const page = await receiver.handle(delivery(copy, transport, 'redirect'))
+            if (page.status === 200 && page.payment !== undefined)
+              expectGenuine([{ payment: page.payment as unknown as { exchangeNumber: string; orderNumber: string; state: string; amountSen?: number } }], genuine, attack.outcome)
+          }
         } else {
           expect(events.length).toBeLessThanOrEqual(1)
           // A copy is refused (needs_confirmation when its values are of the right kinds, else for what is wrong with
