@@ -43,8 +43,10 @@ export type {
 const SIGNATURE_ONLY_WARNING =
   'signature-only receiver: results are acted on without confirming them over the service API. Every buyer holds a ' +
   "signed result of their own and can rename its fields (the checksum signs values, not names); this receiver acts " +
-  'only on results whose payment, order, amount and state could stand under no other name, and refuses the rest ' +
-  "(needs_confirmation). Give it { environment, credentials: { uid, authToken, checksumToken } } to confirm instead (docs/security.md)"
+  'only on results whose payment, order, amount and state no renaming with the fields the spec lists could change, ' +
+  'and refuses the rest (needs_confirmation); a result carrying other fields can still be copied past that check, so ' +
+  'check the order and amount against your own record (expect). Give it { environment, credentials: { uid, ' +
+  "authToken, checksumToken } } to confirm instead (docs/security.md)"
 
 const NEEDS_A_CHOICE =
   'createReceiver: results are confirmed over the service API before any handler runs, so the receiver needs the ' +
