@@ -40,10 +40,11 @@ export const WAITS_FOR_HOLDER_MS = 2000
 const MOST_WAITS = 3
 /**
  * A store that stops answering (a paused server, a network partition) must not leave the sender and the buyer
- * with no answer at all: each of a delivery's store calls gets a quarter of the lease, at most this long, and past
- * it the delivery is answered 503 store_unavailable like any store failure.
+ * with no answer at all: each of a delivery's store calls gets half the lease (as confirmation does), at most this
+ * long, and past it the delivery is answered 503 store_unavailable like any store failure. Half the lease leaves a
+ * transactional claim its lock wait (lockTimeoutMs) and a first use its migration with the default lease.
  */
-const STORE_ANSWERS_WITHIN_MS = 5000
+const STORE_ANSWERS_WITHIN_MS = 10_000
 
 /** `call`, or a rejection once `withinMs` has passed without its answer. */
 export async function answeredWithin<T>(call: Promise<T>, withinMs: number): Promise<T> {
@@ -59,7 +60,7 @@ export async function answeredWithin<T>(call: Promise<T>, withinMs: number): Pro
 }
 
 /** How long a delivery waits for one store call, with a lease of `leaseMs`. */
-const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 4)))
+const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
 /**
  * Without `awaitLeaseEnd`, a buyer's redirect that finds its payment held elsewhere asks once more after this long:
  * the service retries a callback told 409, but a browser shows the buyer an error page. Once only, never a poll.
@@ -139,10 +140,10 @@ export class Dispatcher<TTransaction> {
       }
       // Held elsewhere: wait for the holder where the store can tell when it is done, and ask again, within the wait.
       if (store.awaitLeaseEnd !== undefined && waits < MOST_WAITS) {
-        askedAgain = true
         waitEnds ??= performance.now() + Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)
         const left = Math.floor(waitEnds - performance.now())
         if (left > 0) {
+          askedAgain = true
           waits++
           await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
           continue

@@ -85,23 +85,25 @@ describe('a store that answers a claim too late', () => {
   it('answers 503 store_unavailable, and gives the late claim back so that the next delivery is not kept waiting', async () => {
     const store = memoryStore()
     let slow = true
+    let landed: Promise<unknown> = Promise.resolve()
     const late: ReceiverStore = {
       ...store,
       claim: async (request) => {
-        if (slow) await new Promise((resolve) => setTimeout(resolve, 300))
+        if (slow) await (landed = new Promise((resolve) => setTimeout(resolve, 300)))
         return store.claim(request)
       },
     }
-    // A lease of 400 ms: each store call gets 100.
-    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: late, leaseMs: 400, logger: false })
+    // A lease of 200 ms: each store call gets 100.
+    const receiver = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store: late, leaseMs: 200, logger: false })
     const runs: string[] = []
     receiver.onAny((event) => void runs.push(event.id))
     const fields = samplePaymentFields()
     const delivery = () => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
     expect(await delivery()).toMatchObject({ status: 503, error: { code: 'store_unavailable' } })
     slow = false
-    // The late claim lands at 300 ms and is released; the lease would otherwise hold until 700.
-    await new Promise((resolve) => setTimeout(resolve, 350))
+    // The late claim lands at 300 ms and is released; the lease would otherwise hold until 500.
+    await landed
+    await new Promise((resolve) => setTimeout(resolve, 20))
     expect(await delivery()).toMatchObject({ status: 200, outcome: 'processed' })
     expect(runs).toEqual([`${fields.exchange_number as string}:succeeded`])
   })

@@ -71,14 +71,17 @@ export function schemaStatements(table: TableName): string[] {
 
 /**
  * Whether everything schemaStatements makes is there, in one statement: $1 the relations (tables and the index
- * added last, as to_regclass takes them), $2 the claims table, which must have the column added last.
+ * added last, as to_regclass takes them), $2 the claims table and $3 the inbox, which must have the columns added
+ * to them last.
  */
 export const READY = `SELECT bool_and(to_regclass(name) IS NOT NULL)
-  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2::text) AND attname = 'paid_uid' AND NOT attisdropped) AS ready
+  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($2::text) AND attname = 'paid_uid' AND NOT attisdropped)
+  AND EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass($3::text) AND attname = 'signer' AND NOT attisdropped) AS ready
 FROM unnest($1::text[]) AS name`
 
 /** What READY takes for `table`. */
-export function readyParams(table: TableName): [string[], string] {
+export function readyParams(table: TableName): [string[], string, string] {
   const book = bookTable(table)
-  return [[table.sql, paidIndex(table), inboxTable(table).lookup, timelineTable(table).sql, ...book.lookups], table.sql]
+  const inbox = inboxTable(table).lookup
+  return [[table.sql, paidIndex(table), inbox, timelineTable(table).sql, ...book.lookups], table.sql, inbox]
 }
