@@ -159,20 +159,23 @@ async function accepted(parts: ReceiveParts, verified: VerifiedPayment, kind: De
   // The API cannot confirm it yet: a durable store keeps it, to be confirmed later with backoff.
   if (parts.deferTo !== undefined && NOT_CONFIRMED_YET.has(response.error?.code ?? '')) return withRecheck(await queued(parts, parts.deferTo, verified, kind), await recheck?.())
   if (recheck !== undefined && (response.outcome === 'duplicate' || response.outcome === 'stale') && unpinnedReason(verified) !== undefined)
-    return shownAsTheApiHasIt(parts, verified, response.outcome, recheck)
+    return shownAsTheApiHasIt(parts, verified, recheck)
   return NOT_HANDLED_YET.has(response.error?.code ?? '') ? withRecheck(response, await recheck?.()) : response
 }
 
 /**
  * A redirect of a state handled already is not confirmed again, but the buyer's page shows its payment: when a
- * renaming could make it read another order or amount (a copy the buyer made), the page shows the API's record, or
- * checks again while the API cannot be asked.
+ * renaming could make it read another order or amount (a copy the buyer made), the API's record is handled instead,
+ * as a check-again link does (a later state the API shows runs its handlers first), or the page checks again while
+ * the API cannot be asked.
  */
-async function shownAsTheApiHasIt(parts: ReceiveParts, verified: VerifiedPayment, outcome: 'duplicate' | 'stale', recheck: () => Promise<Recheck>): Promise<ReceiverResponse> {
+async function shownAsTheApiHasIt(parts: ReceiveParts, verified: VerifiedPayment, recheck: () => Promise<Recheck>): Promise<ReceiverResponse> {
   const confirmer = parts.confirmer as Confirmer
   const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, parts.confirmWithinMs)
   if (known instanceof ReceiverError) return withRecheck(refused(known, 'failed', undefined, 30), await recheck())
-  return acknowledged(outcome, known)
+  known.credential = verified.credential
+  known.signerUid = verified.signerUid
+  return parts.dispatcher.dispatch(known, 'redirect', true)
 }
 
 /** The uid a result's check-again link names: its credential set's, else the one it carried. */

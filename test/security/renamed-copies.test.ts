@@ -93,6 +93,20 @@ describe.each(Object.keys(modes) as (keyof typeof modes)[])('%s', (mode) => {
   })
 })
 
+describe('a redirect of a state handled already, whose names a renaming could change', () => {
+  it('handles what the API shows: a B2B1 approval not delivered yet runs its handlers before the page says paid', async () => {
+    // A buyer name holding `|`: a genuine result that a renaming could read otherwise.
+    const pending = await svc.pay('pending', { model: 'B2B1', buyer_name: 'Siti|Aminah' })
+    const { receiver, events } = recorded(modes.confirmed())
+    expect(await receiver.handle(delivery(pending.body, 'body'))).toMatchObject({ status: 200, outcome: 'processed' })
+    await svc.approve(pending)
+    // The 99's redirect again: the API now shows the approval, which no delivery has brought yet.
+    const page = await receiver.handle(delivery(pending.body, 'body', 'redirect'))
+    expect(page).toMatchObject({ status: 200, outcome: 'processed', payment: { state: 'succeeded', exchangeNumber: pending.exchangeNumber } })
+    expect(events.map((event) => event.state)).toEqual(['pending', 'succeeded'])
+  })
+})
+
 describe('genuine results whose values merely look odd', () => {
   it.each(ODD_BUT_GENUINE)('$name: confirmed, never refused; signature only, refused or handled as they are', async ({ outcome, buyer }) => {
     const genuine = await svc.pay(outcome, buyer)
