@@ -7,7 +7,7 @@
 import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
 import type { MatchedCredential } from '../core/result/credentials.js'
-import { printable } from '../core/result/errors.js'
+import { thrownMessage } from '../core/result/errors.js'
 import { messageOf } from '../core/result/message.js'
 import type { FieldInput } from '../core/values.js'
 import { validated, type VerifiedPayment } from '../core/result/verified.js'
@@ -185,7 +185,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
       await settle(entry, { error: 'busy: another delivery of this payment was being handled', delayMs: seconds > 0 ? seconds * 1000 : BUSY_DELAY_MS, dead: false, refund: true })
       return
     }
-    const cause = answer.cause instanceof Error ? `: ${answer.cause.message}` : answer.cause === undefined ? '' : `: ${printable(answer.cause)}`
+    const cause = answer.cause === undefined ? '' : `: ${thrownMessage(answer.cause)}`
     const error = `${answer.error?.code ?? answer.outcome}${cause}`
     const delayMs = dead ? 0 : backoffDelay(entry.attempts, backoff)
     if (dead) logger.error({ ...log, error }, `dead-lettered after ${entry.attempts} attempts; retry it with receiver.inbox.retry() or fpx-collect inbox retry`)

@@ -7,7 +7,7 @@
 import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK, toSen } from '../core/payment.js'
-import { printable, ReceiverError } from '../core/result/errors.js'
+import { ReceiverError, thrownMessage } from '../core/result/errors.js'
 import { signingSet, type VerifiedPayment } from '../core/result/verify.js'
 import { failureText } from '../contract/book-query.js'
 import type { FailureNote, SeenResult } from '../contract/payment-book.js'
@@ -247,10 +247,15 @@ export class Dispatcher<TTransaction> {
     try {
       for (const handler of handlers) await handler(event)
     } catch (error) {
-      logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
-      this.parts.hooks.handlerFailed(error, event)
       const response = refused(new ReceiverError('handler_failed', `a ${name} handler failed; the claim was released so the next delivery runs it again`), 'failed', handled)
-      this.parts.handlerFailed(response, error)
+      // Whatever was thrown, the claim is released: reporting the failure must not keep it held for the lease.
+      try {
+        logger.error({ ...log, err: error }, `a ${name} handler threw; the payment will be handled again on redelivery`)
+        this.parts.hooks.handlerFailed(error, event)
+        this.parts.handlerFailed(response, error)
+      } catch (reporting) {
+        logger.error({ ...log, err: reporting }, `reporting a failed ${name} handler failed`)
+      }
       return release(response, failureOf(error, handled, verified))
     }
     logger.info(log, `handled ${name}`)
@@ -328,7 +333,7 @@ export function seenOf(handled: VerifiedPayment): SeenResult {
  * handlers are given no secret to echo: their event names the credential set, never its tokens.
  */
 export function failureOf(error: unknown, handled: VerifiedPayment, delivered: VerifiedPayment): FailureNote {
-  let message = error instanceof Error ? `${error.name}: ${error.message}` : printable(error)
+  let message = thrownMessage(error, true)
   const values = [handled, delivered].flatMap((result) => result.signedFields().map((field) => field.text))
   for (const value of new Set(values.filter((text) => text.length >= SHORTEST_HIDDEN).sort((a, b) => b.length - a.length)))
     message = message.split(value).join(HIDDEN)

@@ -5,7 +5,7 @@
  * Generic over the event, so that it does not import the receiver that uses it.
  */
 import type { Logger } from '../core/logger.js'
-import { printable } from '../core/result/errors.js'
+import { thrownMessage } from '../core/result/errors.js'
 
 /** What onError handlers receive: the handler's error in `errors` (and as `cause`), and the event it failed on. */
 export type HandlerError<TEvent> = AggregateError & { readonly event: TEvent }
@@ -68,7 +68,7 @@ export class Hooks<TEvent> {
   handlerFailed(error: unknown, event: TEvent): void {
     this.onHandlerError?.(error)
     if (this.errors.length === 0) return
-    const message = error instanceof Error ? error.message : printable(error)
+    const message = thrownMessage(error)
     const aggregate = Object.assign(new AggregateError([error], message, { cause: error }), { event }) as HandlerError<TEvent>
     const complain = (failure: unknown) => this.logger.error({ err: failure }, 'an onError handler threw')
     for (const handler of [...this.errors]) {

@@ -200,7 +200,12 @@ export class Telemetry {
 
   /** Notes a handler's error on the delivery's span, when one is active. */
   recordException(error: unknown): void {
-    const span = this.api?.trace.getActiveSpan()
-    if (span !== undefined && span.isRecording()) span.recordException(error instanceof Error ? error : printable(error))
+    try {
+      const span = this.api?.trace.getActiveSpan()
+      if (span !== undefined && span.isRecording()) span.recordException(error instanceof Error ? error : printable(error))
+    } catch (failure) {
+      // A revoked Proxy fails even instanceof: the handler's failure is reported elsewhere all the same.
+      this.logger.error({ err: failure }, 'telemetry: recording a handler error on the span failed')
+    }
   }
 }

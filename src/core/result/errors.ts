@@ -95,3 +95,16 @@ export function printable(value: unknown): string {
     }
   }
 }
+
+/**
+ * A thrown value's message as text (an Error's, with its name when `withName`), never throwing: an Error's name or
+ * message may be anything, and `instanceof` throws for a revoked Proxy.
+ */
+export function thrownMessage(value: unknown, withName = false): string {
+  try {
+    if (!(value instanceof Error)) return printable(value)
+    return withName ? `${printable(value.name)}: ${printable(value.message)}` : printable(value.message)
+  } catch {
+    return '[a thrown value that cannot be read]'
+  }
+}
