@@ -55,29 +55,36 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     const third = receiver(redisStore({ client: redis, prefix }))
     // The duplicate's process asks again only after the approval holds the payment: the order this test is about.
     const own = redisStore({ client: redis, prefix })
-    let claims = 0
+    const answered: string[] = []
     const late: ReceiverStore = {
       ...own,
       claim: async (request) => {
-        if (++claims > 1) await approvedHeld.promise
-        return own.claim(request)
+        if (answered.length > 0) await approvedHeld.promise
+        const claim = await own.claim(request)
+        answered.push(claim.outcome)
+        return claim
       },
       awaitLeaseEnd: own.awaitLeaseEnd!.bind(own),
     }
     const second = receiver(late)
+    const until = async (done: () => boolean) => {
+      while (!done()) await new Promise((resolve) => setTimeout(resolve, 5))
+    }
 
     const handling = deliver(first, pending)
     await pendingHeld.promise
     const duplicate = deliver(second, pending)
+    await until(() => answered.length === 1)
     const approval = deliver(third, approved)
-    await new Promise((resolve) => setTimeout(resolve, 50))
     pendingGate.open()
     await approvedHeld.promise
-    setTimeout(approvedGate.open, 100)
+    // The duplicate woke at the 99's end and found the 00 holding the payment.
+    await until(() => answered.length === 2)
+    approvedGate.open()
     expect(await handling).toMatchObject({ status: 200, outcome: 'processed' })
     expect(await approval).toMatchObject({ status: 200, outcome: 'processed' })
     expect(await duplicate).toMatchObject({ status: 200, outcome: 'stale' })
-    expect(claims).toBe(3)
+    expect(answered).toEqual(['busy', 'busy', 'stale'])
   })
 })
 
