@@ -211,9 +211,14 @@ function clientOptions(options: ReceiverOptions<unknown>, set: CredentialSet): C
 function confirmingClient(options: ReceiverOptions<unknown>, verifier: Verifier): Confirmer | undefined {
   const given = options.client
   if (given !== undefined) {
-    // A result read back from the inbox has no matched credential: the set its uid names stands in.
+    // A result read back from the inbox keeps the set that signed it (or names one by its uid), but not where that
+    // set stands in today's credentials: its index is looked up again.
     if (typeof given === 'function')
-      return (signer) => given(signer.credential ?? (signer.uid === undefined ? undefined : { uid: signer.uid, index: verifier.sets.findIndex((set) => set.uid === signer.uid), by: 'uid' }))
+      return (signer) => {
+        if (signer.set !== undefined) return given(signer.credential)
+        const uid = signer.credential?.uid ?? signer.uid
+        return given(uid === undefined ? undefined : { uid, index: verifier.sets.findIndex((set) => set.uid === uid), by: signer.credential?.by ?? 'uid' })
+      }
     if (typeof given?.searchTransactions !== 'function')
       throw new TypeError('client must be the API client (createClient from fpx-collect/client) or a function returning one')
     return () => given
@@ -226,8 +231,8 @@ function confirmingClient(options: ReceiverOptions<unknown>, verifier: Verifier)
   const clients = new Map<string, ConfirmingClient>()
   return async (signer) => {
     // A result read back from the inbox was verified before it was stored (maybe in another process): the set that
-    // signed it is found again by the uid the result names.
-    const set = signer.set ?? (await verifier.setFor(signer.uid))
+    // signed it is found again by its uid, kept with the entry, or else the one the result names.
+    const set = signer.set ?? (await verifier.setFor(signer.credential?.uid ?? signer.uid))
     if (set === undefined) throw new Error('no credential set for the uid this result names, to confirm it with')
     let client = clients.get(set.uid)
     if (client === undefined) clients.set(set.uid, (client = createClient(clientOptions(options, set))))
