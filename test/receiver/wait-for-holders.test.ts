@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createReceiver, memoryStore, type Receiver, type ReceiverStore } from '../../src/index.js'
+import { WAITS_FOR_HOLDER_MS } from '../../src/receiver/dispatch.js'
 import { redisStore } from '../../src/stores/redis/store.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 import { REDIS_URL, serviceAvailable } from '../stores/services.js'
@@ -56,11 +57,13 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     // The duplicate's process asks again only after the approval holds the payment: the order this test is about.
     const own = redisStore({ client: redis, prefix })
     const answered: string[] = []
+    let firstBusyAt = 0
     const late: ReceiverStore = {
       ...own,
       claim: async (request) => {
         if (answered.length > 0) await approvedHeld.promise
         const claim = await own.claim(request)
+        if (answered.length === 0) firstBusyAt = performance.now()
         answered.push(claim.outcome)
         return claim
       },
@@ -73,9 +76,12 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
 
     const handling = deliver(first, pending)
     await pendingHeld.promise
+    // The approval waits first, so that the duplicate's bounded wait (WAITS_FOR_HOLDER_MS from its first busy answer)
+    // spans only the handovers below, not the approval's start as well: on a loaded machine that can take a while.
+    const approval = deliver(third, approved)
+    await new Promise((resolve) => setTimeout(resolve, 200))
     const duplicate = deliver(second, pending)
     await until(() => answered.length === 1)
-    const approval = deliver(third, approved)
     pendingGate.open()
     await approvedHeld.promise
     // The duplicate woke at the 99's end and found the 00 holding the payment.
@@ -83,8 +89,15 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     approvedGate.open()
     expect(await handling).toMatchObject({ status: 200, outcome: 'processed' })
     expect(await approval).toMatchObject({ status: 200, outcome: 'processed' })
-    expect(await duplicate).toMatchObject({ status: 200, outcome: 'stale' })
-    expect(answered).toEqual(['busy', 'busy', 'stale'])
+    const answer = await duplicate
+    if (answer.outcome === 'busy') {
+      // Only a machine too loaded to hand the payment over twice within the bound may answer 409, and then only
+      // once the whole wait is used: never at the first wake-up, as before.
+      expect(performance.now() - firstBusyAt).toBeGreaterThanOrEqual(WAITS_FOR_HOLDER_MS - 20)
+    } else {
+      expect(answer).toMatchObject({ status: 200, outcome: 'stale' })
+      expect(answered).toEqual(['busy', 'busy', 'stale'])
+    }
   })
 })
 
