@@ -2,10 +2,19 @@
  * Waiting for a lease another process holds to end, without asking the store again and again: a store that can
  * hear its completions and releases (Redis PUBLISH, PostgreSQL NOTIFY) opens a feed of them while somebody waits,
  * and this keeps the waiters. The feed is opened when a delivery first waits and closed a second after the last
- * wait, so an idle process holds no extra connection and can exit. What is heard only wakes a waiter, which then
- * claims again: a message may come from another store sharing the channel (another prefix, database or schema),
- * so it never decides an answer by itself.
+ * wait, so an idle process holds no extra connection and can exit. What is heard wakes a waiter, which then claims
+ * again, with one exception: a completion by the very owner this store's busy claim named. Owners are unique to
+ * a delivery (a receiver's random tag and a counter), so that completion is this store's, and its state is handled;
+ * anything else may come from another store sharing the channel (another prefix, database or schema), so it never
+ * decides an answer by itself.
  */
+import { PAYMENT_STATES, type PaymentState } from '../core/payment.js'
+
+/** A completion a store announced: the owner whose lease it ended, and the state it recorded. */
+export interface HeardCompletion {
+  readonly owner: string
+  readonly state: string
+}
 
 /** An open feed of lease ends; `close` ends it. */
 export interface LeaseEndFeed {
@@ -16,13 +25,31 @@ export interface LeaseEndFeed {
  * Opens a feed: `heard` for every lease end, `lost` when the connection closes or starts reconnecting (what ended
  * meanwhile is not heard, so the feed is dropped, its waiters claim again, and the next wait opens another).
  */
-export type OpenLeaseEndFeed = (heard: (exchangeNumber: string) => void, lost: () => void) => Promise<LeaseEndFeed>
+export type OpenLeaseEndFeed = (heard: (exchangeNumber: string, completed?: HeardCompletion) => void, lost: () => void) => Promise<LeaseEndFeed>
 
 /** What a store's claim and its awaitLeaseEnd (contract/store.ts) use. */
 export interface LeaseEndWaiter {
-  /** Called by the store's claim when its answer was busy, with when that claim was sent (performance.now()). */
-  foundBusy(exchangeNumber: string, sentAt: number): void
-  awaitLeaseEnd(exchangeNumber: string, timeoutMs: number): Promise<void>
+  /**
+   * Called by the store's claim when its answer was busy, with when that claim was sent (performance.now()) and,
+   * where the store can tell, the owner holding the lease.
+   */
+  foundBusy(exchangeNumber: string, sentAt: number, holder?: string): void
+  /** The state the holder found busy completed, when that completion was heard; otherwise undefined (claim again). */
+  awaitLeaseEnd(exchangeNumber: string, timeoutMs: number): Promise<PaymentState | undefined>
+}
+
+interface Seen {
+  readonly at: number
+  /** foundBusy: the holder. */
+  readonly holder?: string | undefined
+  /** heard: the completion, when the message named one. */
+  readonly completed?: HeardCompletion | undefined
+}
+
+/** The state `holder` completed, when `completed` is its completion. */
+function completedBy(holder: string | undefined, completed: HeardCompletion | undefined): PaymentState | undefined {
+  if (holder === undefined || completed?.owner !== holder) return undefined
+  return PAYMENT_STATES.includes(completed.state as PaymentState) ? (completed.state as PaymentState) : undefined
 }
 
 /** Seconds are plenty: the feed is kept for a burst, not for the life of the process. */
@@ -37,26 +64,26 @@ const RETRY_OPEN_AFTER_MS = 30_000
  * that opens the feed (an end before the feed listened is not heard).
  */
 export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumber: string) => Promise<boolean>): LeaseEndWaiter {
-  const waiting = new Map<string, Set<() => void>>()
-  // When each busy claim was sent, and when each end was heard: both kept briefly, oldest first.
-  const busySince = new Map<string, number>()
-  const heardAt = new Map<string, number>()
+  const waiting = new Map<string, Set<(completed?: HeardCompletion) => void>>()
+  // Each busy claim (when it was sent, whom it found) and each end heard: both kept briefly, oldest first.
+  const busy = new Map<string, Seen>()
+  const heardAt = new Map<string, Seen>()
   let feed: Promise<LeaseEndFeed> | undefined
   let listeningSince: number | undefined
   let failedAt = Number.NEGATIVE_INFINITY
   let idle: ReturnType<typeof setTimeout> | undefined
 
-  const keep = (map: Map<string, number>, key: string, at: number) => {
+  const keep = (map: Map<string, Seen>, key: string, seen: Seen) => {
     map.delete(key)
-    map.set(key, at)
+    map.set(key, seen)
     for (const [oldest, kept] of map) {
-      if (kept > performance.now() - HEARD_KEPT_MS) break
+      if (kept.at > performance.now() - HEARD_KEPT_MS) break
       map.delete(oldest)
     }
   }
-  const heard = (exchangeNumber: string) => {
-    keep(heardAt, exchangeNumber, performance.now())
-    for (const done of waiting.get(exchangeNumber) ?? []) done()
+  const heard = (exchangeNumber: string, completed?: HeardCompletion) => {
+    keep(heardAt, exchangeNumber, { at: performance.now(), completed })
+    for (const done of waiting.get(exchangeNumber) ?? []) done(completed)
   }
   const close = () => {
     const current = feed
@@ -88,17 +115,20 @@ export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumbe
   }
 
   return {
-    foundBusy: (exchangeNumber, sentAt) => keep(busySince, exchangeNumber, sentAt),
+    foundBusy: (exchangeNumber, sentAt, holder) => keep(busy, exchangeNumber, { at: sentAt, holder }),
 
     async awaitLeaseEnd(exchangeNumber, timeoutMs) {
       clearTimeout(idle)
-      const askedAt = busySince.get(exchangeNumber)
-      busySince.delete(exchangeNumber)
+      const found = busy.get(exchangeNumber)
+      const askedAt = found?.at
+      busy.delete(exchangeNumber)
       let ended = false
-      let done = () => {}
+      let state: PaymentState | undefined
+      let done = (_completed?: HeardCompletion) => {}
       const over = new Promise<void>((resolve) => {
-        done = () => {
+        done = (completed) => {
           ended = true
+          state ??= completedBy(found?.holder, completed)
           resolve()
         }
       })
@@ -110,14 +140,16 @@ export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumbe
         if (listeningSince !== undefined && askedAt !== undefined && listeningSince <= askedAt) {
           // Listening before the busy claim was sent: its end is heard, maybe already, before this wait began.
           const before = heardAt.get(exchangeNumber)
-          if (before === undefined || before < askedAt) await over
-          return
+          if (before === undefined || before.at < askedAt) await over
+          else done(before.completed)
+          return state
         }
         await Promise.race([listen(), over])
-        if (ended) return
+        if (ended) return state
         // Listening now: an end from now on is heard; one that came before shows here. Bounded by the wait too: on
         // a small pool the check may queue behind the feed's own connection.
         if (await Promise.race([stillHeld(exchangeNumber), over.then(() => true)])) await over
+        return state
       } catch {
         // No feed, or the check failed: the delivery claims again now and hears from the store what holds.
       } finally {

@@ -145,7 +145,9 @@ export class Dispatcher<TTransaction> {
         if (left > 0) {
           askedAgain = true
           waits++
-          await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
+          const completed = await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
+          // The holder completed this very state, as the store announced: the claim would answer duplicate.
+          if (completed === verified.state) return acknowledged('duplicate', verified)
           continue
         }
       }

@@ -195,6 +195,8 @@ describe.skipIf(!available)('Redis store', () => {
             expect(done).toBe(false)
             expect(await holder[end](held)).toBe(true)
             expect(await ended(waiting)).toBe('ended')
+            // A completion by the holder the busy claim found names its state: no need to claim again for that state.
+            expect(await waiting).toBe(end === 'complete' ? held.state : undefined)
             expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
           }
         })
@@ -215,6 +217,32 @@ describe.skipIf(!available)('Redis store', () => {
           await holder.complete(held)
           await sleep(100)
           expect(await ended(waiter.awaitLeaseEnd!(held.exchangeNumber, LONG))).toBe('ended')
+          // What was heard before the wait still names the state the holder completed.
+          const next = lease(exchange())
+          await holder.claim({ ...next, leaseMs: LONG })
+          expect((await waiter.claim({ ...lease(next.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+          await holder.complete(next)
+          await sleep(100)
+          expect(await waiter.awaitLeaseEnd!(next.exchangeNumber, LONG)).toBe(next.state)
+        })
+
+        it("only wakes on another store's completion of the same payment: it never answers for this store", async () => {
+          const [holder, waiter] = pairOfStores('shared')
+          // Its prefix ends with this store's, so its channel matches this store's pattern (as one in another database would).
+          const elsewhere = redisStore({ client: connection.client, prefix: `${RUN_PREFIX}${name}:x-${RUN_PREFIX}${name}:wait-shared:` })
+          const held = lease(exchange())
+          const theirs = lease(held.exchangeNumber)
+          await holder.claim({ ...held, leaseMs: LONG })
+          await elsewhere.claim({ ...theirs, leaseMs: LONG })
+          expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+          const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG)
+          await sleep(200)
+          // The same exchange_number and state completed there, by an owner this store's busy claim never found.
+          expect(await elsewhere.complete(theirs)).toBe(true)
+          expect(await ended(waiting)).toBe('ended')
+          expect(await waiting).toBeUndefined()
+          expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+          expect(await holder.release(held)).toBe(true)
         })
 
         it('returns at once for a payment nobody holds, and after its time-out for one still held', async () => {

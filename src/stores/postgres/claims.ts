@@ -59,9 +59,13 @@ export interface ClaimStatements {
   leaseHeld: string
 }
 
-/** The channel completions and releases notify (lease-ends.ts), with the table and exchange_number in JSON. */
+/**
+ * The channel completions and releases notify (lease-ends.ts), with the table and exchange_number in JSON; a
+ * completion adds the owner whose lease it ended and the state it recorded ($2 and $3 of its statement).
+ */
 export const LEASE_ENDS_CHANNEL = 'fpx_collect_lease_ends'
-const notify = (t: string) => `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text)::text)`
+const notify = (t: string, completion = false) =>
+  `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text${completion ? ", 'o', $2::text, 's', $3::text" : ''})::text)`
 
 export function claimStatements(t: string, book: BookTable): ClaimStatements {
   const claim = `WITH seen AS (
@@ -122,7 +126,7 @@ WHERE r.exchange_number = $1::text AND r.lease_owner = $2::text AND r.lease_stat
   ${completion.record}
   RETURNING 1
 ), notified AS (
-  SELECT ${notify(t)} FROM done
+  SELECT ${notify(t, true)} FROM done
 )
 SELECT count(*)::int AS done FROM done, (SELECT count(*) FROM notified) AS n`,
 

@@ -25,13 +25,16 @@ export function postgresLeaseEnds(client: PostgresQueryable, table: string, quer
       connection.on('notification', ({ channel, payload }) => {
         if (channel !== LEASE_ENDS_CHANNEL || payload === undefined) return
         // Any session may NOTIFY this channel: anything but our own JSON is ignored, never thrown.
-        let message: { t?: unknown; x?: unknown } | null
+        let message: { t?: unknown; x?: unknown; o?: unknown; s?: unknown } | null
         try {
-          message = JSON.parse(payload) as { t?: unknown; x?: unknown } | null
+          message = JSON.parse(payload) as typeof message
         } catch {
           return
         }
-        if (message?.t === table && typeof message.x === 'string') heard(message.x)
+        if (message?.t !== table || typeof message.x !== 'string') return
+        // A completion names the owner whose lease it ended and the state it recorded (claims.ts).
+        const { o: owner, s: state } = message
+        heard(message.x, typeof owner === 'string' && typeof state === 'string' ? { owner, state } : undefined)
       })
       connection.on('error', lost)
       connection.on('end', lost)

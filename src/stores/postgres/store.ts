@@ -163,11 +163,11 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
       const { exchangeNumber, owner, state } = request
       const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state), request.orderNumber ?? null, request.uid ?? null]
-      const claim = async (run: Query) => claimOf((await run(claimSql, params))[0] as ClaimRow | undefined, request)
-      if (transactions !== undefined) return transactions.claim(request, leaseMs, claim)
+      if (transactions !== undefined) return transactions.claim(request, leaseMs, async (run) => claimOf((await run(claimSql, params))[0] as ClaimRow | undefined, request))
       const sentAt = performance.now()
-      const answer = await claim(query)
-      if (answer.outcome === 'busy') waiter?.foundBusy(exchangeNumber, sentAt)
+      const row = (await query(claimSql, params))[0] as ClaimRow | undefined
+      const answer = claimOf(row, request)
+      if (answer.outcome === 'busy') waiter?.foundBusy(exchangeNumber, sentAt, row?.lease_owner ?? undefined)
       return answer
     },
 

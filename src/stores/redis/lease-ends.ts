@@ -1,4 +1,4 @@
-import { type LeaseEndFeed, type LeaseEndWaiter, leaseEndWaiter } from '../../contract/lease-ends.js'
+import { type HeardCompletion, type LeaseEndFeed, type LeaseEndWaiter, leaseEndWaiter } from '../../contract/lease-ends.js'
 import { luaScript, type RawCommand } from './client.js'
 import { LEASE_HELD, paymentKey } from './payment-key.js'
 
@@ -31,7 +31,7 @@ interface NodeRedisSubscriber {
   disconnect?(): Promise<unknown>
 }
 
-async function subscribe(client: Duplicable, pattern: string, heard: (channel: string) => void, lost: () => void): Promise<LeaseEndFeed> {
+async function subscribe(client: Duplicable, pattern: string, heard: (channel: string, message: string) => void, lost: () => void): Promise<LeaseEndFeed> {
   const ignore = () => {}
   if (typeof (client as { call?: unknown }).call === 'function') {
     const sub = client.duplicate() as IoredisSubscriber
@@ -42,7 +42,7 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
       lost()
       sub.disconnect()
     })
-    sub.on('pmessage', (_pattern, channel) => heard(channel as string))
+    sub.on('pmessage', (_pattern, channel, message) => heard(channel as string, String(message)))
     try {
       await sub.psubscribe(pattern)
     } catch (error) {
@@ -64,7 +64,7 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
   sub.on('reconnecting', give)
   try {
     await sub.connect()
-    await sub.pSubscribe(pattern, (_message, channel) => heard(channel))
+    await sub.pSubscribe(pattern, (message, channel) => heard(channel, String(message)))
   } catch (error) {
     close()
     throw error
@@ -74,6 +74,12 @@ async function subscribe(client: Duplicable, pattern: string, heard: (channel: s
 
 /** Redis's glob escapes, so that a prefix with `*`, `?`, `[` or `\` matches only itself. */
 const escapeGlob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&')
+
+/** A completion's message, `<state>:<owner>` (payment-key.ts); a release's is empty. */
+function completionOf(message: string): HeardCompletion | undefined {
+  const colon = message.indexOf(':')
+  return colon > 0 ? { state: message.slice(0, colon), owner: message.slice(colon + 1) } : undefined
+}
 
 /**
  * The store's waiting, or undefined when the client cannot open a second connection. The pattern starts with `*`
@@ -88,9 +94,9 @@ export function redisLeaseEnds(client: unknown, send: RawCommand, prefix: string
       subscribe(
         client as Duplicable,
         `*${escapeGlob(marker)}*${SUFFIX}`,
-        (channel) => {
+        (channel, message) => {
           const start = channel.indexOf(marker)
-          if (start >= 0 && channel.endsWith(SUFFIX)) heard(channel.slice(start + marker.length, -SUFFIX.length))
+          if (start >= 0 && channel.endsWith(SUFFIX)) heard(channel.slice(start + marker.length, -SUFFIX.length), completionOf(message))
         },
         lost,
       ),

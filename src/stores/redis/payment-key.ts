@@ -14,9 +14,10 @@ import { BOOK_LUA } from './book-lua.js'
  *   until    when a lease on a payment with handled states ends (server time, ms). Empty for a lease on a payment
  *            with nothing handled: that lease is the key's own expiry, so a crashed owner's lease goes with the key.
  *
- * A completion or a release publishes an empty message on the channel named like the key, so that a delivery
- * waiting for the lease (lease-ends.ts) hears of it at once instead of asking again and again. By
- * pcall: a server or ACL that refuses PUBLISH only makes waits last until their time-out, never fails a completion.
+ * A completion or a release publishes on the channel named like the key, so that a delivery waiting for the lease
+ * (lease-ends.ts) hears of it at once instead of asking again and again: a completion `<state>:<owner>`, a release
+ * an empty message. By pcall: a server or ACL that refuses PUBLISH only makes waits last until their time-out,
+ * never fails a completion.
  *
  * The key expires retentionMs after the last completion (a lease taken meanwhile may extend that by its leaseMs).
  * States never contain ':', so the owner is everything after the fourth one. An earlier version kept a set of
@@ -74,14 +75,15 @@ end
  * KEYS: the payment's key; with an order, its paid mark. ARGV: owner, state, leaseMs; with an order: exchange_number,
  * the book's base, uid ('' for none), order_number.
  * Returns { 'claimed', previous state or '', paid by or '', the booked payment's BOOK_FIELDS... }, { 'duplicate' },
- * { 'stale', current state }, or { 'busy', ms left }.
+ * { 'stale', current state }, or { 'busy', ms left, the holding owner }.
  */
 export const CLAIM = `${PAYMENT_LUA}${BOOK_LUA}
 local owner, state, lease_ms = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local handled, kind, lease_until, held = read(KEYS[1])
-if live(kind, lease_until) and string.sub(held, (string.find(held, ':', 1, true) or 0) + 1) ~= owner then
+local holder = string.sub(held, (string.find(held, ':', 1, true) or 0) + 1)
+if live(kind, lease_until) and holder ~= owner then
   local ttl = lease_until == '' and redis.call('PTTL', KEYS[1]) or tonumber(lease_until) - now_ms()
-  return { 'busy', math.max(ttl, 1) }
+  return { 'busy', math.max(ttl, 1), holder }
 end
 local current, top = false, 0
 for name, bit in pairs(BIT) do
@@ -125,7 +127,7 @@ if not live(kind, lease_until) then return 0 end
 local bit = BIT[ARGV[2]]
 if not has(handled, bit) then handled = handled + bit end
 redis.call('SET', KEYS[1], handled .. ':D::' .. ARGV[1], 'PX', ARGV[3])
-redis.pcall('PUBLISH', KEYS[1], '')
+redis.pcall('PUBLISH', KEYS[1], ARGV[1])
 if KEYS[2] then
   if ARGV[2] == 'succeeded' then redis.call('SET', KEYS[2], ARGV[4], 'PX', ARGV[3]) end
   local k = booked_keys(ARGV[5], ARGV[6], ARGV[7])

@@ -142,8 +142,9 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const leaseMs = String(options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs)))
       const { keys, order } = parts(request)
       const sentAt = performance.now()
-      const claim = toClaim(await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order]), request.orderNumber)
-      if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt)
+      const reply = await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order])
+      const claim = toClaim(reply, request.orderNumber)
+      if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt, replyTexts(reply)[2] ?? undefined)
       return claim
     },
 
