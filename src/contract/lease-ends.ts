@@ -27,6 +27,21 @@ export interface LeaseEndFeed {
  */
 export type OpenLeaseEndFeed = (heard: (exchangeNumber: string, completed?: HeardCompletion) => void, lost: () => void) => Promise<LeaseEndFeed>
 
+/**
+ * The one end of a wait that decides an answer: the holder named by this store's busy claim completed `state`.
+ * Keyed by a symbol this package does not export, so that no value a store passes on (what its own feed heard,
+ * say) can be taken for it: only leaseEndWaiter makes one, and a store of anybody else's only wakes its waiters.
+ */
+const HOLDER_COMPLETED: unique symbol = Symbol('fpx-collect: the holder completed')
+export interface HolderCompleted {
+  readonly [HOLDER_COMPLETED]: PaymentState
+}
+
+/** The state a wait's end says was completed by the holder, when it is this package's mark; otherwise undefined. */
+export function completedState(end: unknown): PaymentState | undefined {
+  return typeof end === 'object' && end !== null && HOLDER_COMPLETED in end ? (end as HolderCompleted)[HOLDER_COMPLETED] : undefined
+}
+
 /** What a store's claim and its awaitLeaseEnd (contract/store.ts) use. */
 export interface LeaseEndWaiter {
   /**
@@ -34,16 +49,20 @@ export interface LeaseEndWaiter {
    * where the store can tell, the owner holding the lease.
    */
   foundBusy(exchangeNumber: string, sentAt: number, holder?: string): void
-  /** The state the holder found busy completed, when that completion was heard; otherwise undefined (claim again). */
-  awaitLeaseEnd(exchangeNumber: string, timeoutMs: number): Promise<PaymentState | undefined>
+  /** Resolves with the mark when the holder that the busy claim named was heard completing a state; else with nothing. */
+  awaitLeaseEnd(exchangeNumber: string, timeoutMs: number): Promise<HolderCompleted | undefined>
 }
 
-interface Seen {
+/** A claim answered busy: when it was sent, and the owner it found holding the lease. */
+interface BusyClaim {
   readonly at: number
-  /** foundBusy: the holder. */
-  readonly holder?: string | undefined
-  /** heard: the completion, when the message named one. */
-  readonly completed?: HeardCompletion | undefined
+  readonly holder: string | undefined
+}
+
+/** A lease end heard: when, and the completion it announced (none for a release). */
+interface HeardEnd {
+  readonly at: number
+  readonly completed: HeardCompletion | undefined
 }
 
 /** The state `holder` completed, when `completed` is its completion. */
@@ -65,15 +84,15 @@ const RETRY_OPEN_AFTER_MS = 30_000
  */
 export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumber: string) => Promise<boolean>): LeaseEndWaiter {
   const waiting = new Map<string, Set<(completed?: HeardCompletion) => void>>()
-  // Each busy claim (when it was sent, whom it found) and each end heard: both kept briefly, oldest first.
-  const busy = new Map<string, Seen>()
-  const heardAt = new Map<string, Seen>()
+  // Each busy claim and each end heard, by exchange_number: both kept briefly, oldest first.
+  const busy = new Map<string, BusyClaim>()
+  const ends = new Map<string, HeardEnd>()
   let feed: Promise<LeaseEndFeed> | undefined
   let listeningSince: number | undefined
   let failedAt = Number.NEGATIVE_INFINITY
   let idle: ReturnType<typeof setTimeout> | undefined
 
-  const keep = (map: Map<string, Seen>, key: string, seen: Seen) => {
+  const keep = <T extends { at: number }>(map: Map<string, T>, key: string, seen: T) => {
     map.delete(key)
     map.set(key, seen)
     for (const [oldest, kept] of map) {
@@ -82,7 +101,7 @@ export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumbe
     }
   }
   const heard = (exchangeNumber: string, completed?: HeardCompletion) => {
-    keep(heardAt, exchangeNumber, { at: performance.now(), completed })
+    keep(ends, exchangeNumber, { at: performance.now(), completed })
     for (const done of waiting.get(exchangeNumber) ?? []) done(completed)
   }
   const close = () => {
@@ -126,32 +145,36 @@ export function leaseEndWaiter(open: OpenLeaseEndFeed, stillHeld: (exchangeNumbe
       let state: PaymentState | undefined
       let done = (_completed?: HeardCompletion) => {}
       const over = new Promise<void>((resolve) => {
+        // The first end decides: a time-out or a release heard first leaves the state unset.
         done = (completed) => {
+          if (ended) return
           ended = true
-          state ??= completedBy(found?.holder, completed)
+          state = completedBy(found?.holder, completed)
           resolve()
         }
       })
-      const timer = setTimeout(done, timeoutMs)
+      const end = () => (state === undefined ? undefined : { [HOLDER_COMPLETED]: state })
+      const timer = setTimeout(() => done(), timeoutMs)
       const waiters = waiting.get(exchangeNumber) ?? new Set()
       waiters.add(done)
       waiting.set(exchangeNumber, waiters)
       try {
         if (listeningSince !== undefined && askedAt !== undefined && listeningSince <= askedAt) {
           // Listening before the busy claim was sent: its end is heard, maybe already, before this wait began.
-          const before = heardAt.get(exchangeNumber)
+          const before = ends.get(exchangeNumber)
           if (before === undefined || before.at < askedAt) await over
           else done(before.completed)
-          return state
+          return end()
         }
         await Promise.race([listen(), over])
-        if (ended) return state
+        if (ended) return end()
         // Listening now: an end from now on is heard; one that came before shows here. Bounded by the wait too: on
         // a small pool the check may queue behind the feed's own connection.
         if (await Promise.race([stillHeld(exchangeNumber), over.then(() => true)])) await over
-        return state
+        return end()
       } catch {
         // No feed, or the check failed: the delivery claims again now and hears from the store what holds.
+        return undefined
       } finally {
         clearTimeout(timer)
         waiters.delete(done)

@@ -31,12 +31,13 @@ export interface ReceiverStore<TTransaction = undefined> {
   /**
    * Optional: resolves when the lease another delivery holds on `exchangeNumber` may have ended, or after
    * `timeoutMs`, whichever comes first; never rejects. A delivery that finds its payment busy in another process
-   * waits here, without asking the store again and again, then claims again (the claim decides). It may resolve
-   * with a state instead: the holder that this store's last busy claim on the payment named completed that state,
-   * as the store itself announced. A delivery of that state is then a duplicate with no second claim. Without
-   * it, a callback held elsewhere is answered 409 at once and a redirect asks once more after a pause.
+   * waits here, without asking the store again and again, then claims again (the claim decides). Resolve with
+   * nothing: whatever else it resolves with is ignored, except the mark only this package's own stores make (the
+   * holder that their busy claim named was heard completing a state; contract/lease-ends.ts), which answers a
+   * delivery of that state as a duplicate with no second claim. Without it, a callback held elsewhere is answered
+   * 409 at once and a redirect asks once more after a pause.
    */
-  awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<PaymentState | undefined | void>
+  awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<unknown>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**

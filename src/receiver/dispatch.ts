@@ -10,6 +10,7 @@ import { type PaymentState, STATE_RANK, toSen } from '../core/payment.js'
 import { ReceiverError, thrownMessage } from '../core/result/errors.js'
 import { signingSet, type VerifiedPayment } from '../core/result/verify.js'
 import { failureText } from '../contract/book-query.js'
+import { completedState } from '../contract/lease-ends.js'
 import type { FailureNote, SeenResult } from '../contract/payment-book.js'
 import type { Claim, ClaimRequest, Completion, ReceiverStore } from '../contract/store.js'
 import { disagreement, mismatchError } from './book-check.js'
@@ -105,7 +106,8 @@ export class Dispatcher<TTransaction> {
    */
   async dispatch(verified: VerifiedPayment, kind: ResultSource, confirmed: boolean, waitHere = true): Promise<ReceiverResponse> {
     const { store, logger, leaseMs } = this.parts
-    // Owners need only be unique: one random tag per receiver (drawn at the first delivery) and a counter.
+    // One random tag per receiver (drawn at the first delivery) and a counter. Owners must be unique across every
+    // receiver sharing the store's server: a completion heard by owner answers a waiting duplicate (contract/lease-ends.ts).
     const request: ClaimRequest = {
       exchangeNumber: verified.exchangeNumber,
       state: verified.state,
@@ -145,9 +147,9 @@ export class Dispatcher<TTransaction> {
         if (left > 0) {
           askedAgain = true
           waits++
-          const completed = await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
+          const end = await store.awaitLeaseEnd(verified.exchangeNumber, left).catch(() => undefined)
           // The holder completed this very state, as the store announced: the claim would answer duplicate.
-          if (completed === verified.state) return acknowledged('duplicate', verified)
+          if (completedState(end) === verified.state) return acknowledged('duplicate', verified)
           continue
         }
       }

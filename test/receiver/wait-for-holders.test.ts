@@ -5,6 +5,7 @@
  * its 99 is done. Receivers with their own store objects share one Redis, as processes would.
  */
 import { randomUUID } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 import { Redis } from 'ioredis'
 import { afterAll, describe, expect, it } from 'vitest'
 import { createReceiver, memoryStore, type Receiver, type ReceiverStore } from '../../src/index.js'
@@ -32,6 +33,29 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
   })
 
   const deliver = (receiver: Receiver, fields: ReturnType<typeof samplePaymentFields>) => receiver.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
+
+  /**
+   * Has `store` listen for lease ends from now until `close()`: a wait that first opens the feed may miss a
+   * completion sent meanwhile (it then claims again, rightly), which is not what these tests are about. One wait
+   * proves the feed listens (it ends once its lease's completion is heard, or found ended); another keeps it open.
+   */
+  async function keepFeedOpen(store: ReceiverStore) {
+    const helper = redisStore({ client: redis, prefix, logger: { warn: () => {}, debug: () => {} } })
+    const lease = () => ({ exchangeNumber: randomUUID(), state: 'succeeded' as const, owner: randomUUID(), leaseMs: 60_000 })
+    const [opener, keeper] = [lease(), lease()]
+    await helper.claim(opener)
+    await helper.claim(keeper)
+    const opening = store.awaitLeaseEnd!(opener.exchangeNumber, 10_000)
+    const keeping = store.awaitLeaseEnd!(keeper.exchangeNumber, 30_000)
+    await helper.complete(opener)
+    await opening
+    return {
+      close: async () => {
+        await helper.release(keeper)
+        await keeping
+      },
+    }
+  }
 
   /**
    * The 99 is held by one receiver and the 00 waits for it on another; a duplicate of `duplicateOf` arrives on a
@@ -76,15 +100,7 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     const until = async (done: () => boolean) => {
       while (!done()) await new Promise((resolve) => setTimeout(resolve, 5))
     }
-    // The duplicate's store listens before the test begins, and through it: a wait that first opens the feed may
-    // miss a completion sent meanwhile (it then claims again, rightly), which is not what these tests are about.
-    const helper = redisStore({ client: redis, prefix, logger: { warn: () => {}, debug: () => {} } })
-    const [opener, keeper] = [randomUUID(), randomUUID()].map((exchangeNumber) => ({ exchangeNumber, state: 'succeeded' as const, owner: randomUUID(), leaseMs: 60_000 }))
-    for (const lease of [opener, keeper]) await helper.claim(lease!)
-    const opening = own.awaitLeaseEnd!(opener!.exchangeNumber, 10_000)
-    const keeping = own.awaitLeaseEnd!(keeper!.exchangeNumber, 30_000)
-    await helper.complete(opener!)
-    await opening
+    const feed = await keepFeedOpen(own)
 
     const handling = deliver(first, pending)
     await pendingHeld.promise
@@ -102,8 +118,7 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
     expect(await approval).toMatchObject({ status: 200, outcome: 'processed' })
     const answer = await duplicate
     const waited = performance.now() - firstBusyAt
-    await helper.release(keeper!)
-    await keeping
+    await feed.close()
     return { answer, answered, waited }
   }
 
@@ -125,6 +140,53 @@ describe.skipIf(!available)('waiting for the holder of a payment elsewhere', () 
       expect(answer).toMatchObject({ status: 200, outcome: 'duplicate' })
       expect(answered).toEqual(['busy', 'busy'])
     }
+  })
+})
+
+describe("a store of the merchant's own whose wait resolves with a value", () => {
+  it('only wakes the waiting delivery: the claim decides, and a released payment is handled, not acknowledged', async () => {
+    // Two receivers as two processes on one store, whose wait passes on what its feed heard: the ended lease's state.
+    const inner = memoryStore()
+    const ends = new EventEmitter()
+    const store: ReceiverStore = {
+      ...inner,
+      complete: async (completion) => {
+        const done = await inner.complete(completion)
+        ends.emit(completion.exchangeNumber, completion.state)
+        return done
+      },
+      release: async (lease) => {
+        const done = await inner.release(lease)
+        ends.emit(lease.exchangeNumber, lease.state)
+        return done
+      },
+      awaitLeaseEnd: (exchangeNumber, timeoutMs) =>
+        new Promise((resolve) => {
+          ends.once(exchangeNumber, resolve)
+          setTimeout(resolve, timeoutMs)
+        }),
+    }
+    const held = opened()
+    const failing = opened()
+    const first = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
+    first.on('payment.succeeded', async () => {
+      held.open()
+      await failing.promise
+      throw new Error('the handler failed')
+    })
+    const second = createReceiver({ signatureOnly: true, checksumToken: TOKEN, store, logger: false })
+    const runs: string[] = []
+    second.on('payment.succeeded', (event) => void runs.push(event.id))
+    const fields = samplePaymentFields()
+    const redirect = first.handle({ kind: 'redirect', ...signCallback(fields, TOKEN) })
+    await held.promise
+    const callback = second.handle({ kind: 'callback', ...signCallback(fields, TOKEN) })
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    failing.open()
+    expect(await redirect).toMatchObject({ status: 500, error: { code: 'handler_failed' } })
+    // The release's 'succeeded' woke the callback, which claimed again and ran the handler: nothing was recorded yet.
+    expect(await callback).toMatchObject({ status: 200, outcome: 'processed' })
+    expect(runs).toEqual([`${fields.exchange_number as string}:succeeded`])
   })
 })
 

@@ -21,6 +21,7 @@ import {
   uniqueTable,
 } from './postgres-suites.js'
 import { DATABASE_URL, serviceAvailable } from './services.js'
+import { completedState } from '../../src/contract/lease-ends.js'
 
 const available = await serviceAvailable('PostgreSQL', DATABASE_URL)
 // Short, so the contract's busy cases do not each wait the default 2 s on the claimed row.
@@ -176,9 +177,29 @@ describe.skipIf(!available)('PostgreSQL store', () => {
         expect(await holder[end](held)).toBe(true)
         expect(await ended(waiting)).toBe('ended')
         // A completion by the holder the busy claim found names its state: no need to claim again for that state.
-        expect(await waiting).toBe(end === 'complete' ? held.state : undefined)
+        expect(completedState(await waiting)).toBe(end === 'complete' ? held.state : undefined)
         expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe(end === 'complete' ? 'duplicate' : 'claimed')
       }
+    })
+
+    it("only wakes on a completion of the same table and payment by an owner its busy claim never found", async () => {
+      const [holder, waiter] = pairOn('wait_owner')
+      const table = tables.at(-1) as string
+      const held = lease()
+      await holder.claim({ ...held, leaseMs: LONG })
+      expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+      const waiting = waiter.awaitLeaseEnd!(held.exchangeNumber, LONG)
+      await sleep(200)
+      // As a store of another schema with a table of the same name would announce it (the table is named unqualified).
+      await admin().query(`SELECT pg_notify('fpx_collect_lease_ends', json_build_object('t', $1::text, 'x', $2::text, 'o', $3::text, 's', 'succeeded')::text)`, [
+        `"${table}"`,
+        held.exchangeNumber,
+        randomUUID(),
+      ])
+      expect(await ended(waiting)).toBe('ended')
+      expect(completedState(await waiting)).toBeUndefined()
+      expect((await waiter.claim({ ...lease(held.exchangeNumber), leaseMs: LONG })).outcome).toBe('busy')
+      expect(await holder.release(held)).toBe(true)
     })
 
     it('returns at once for a payment nobody holds, and hears only its own table', async () => {

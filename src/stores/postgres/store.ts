@@ -163,9 +163,10 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))
       const { exchangeNumber, owner, state } = request
       const params = [exchangeNumber, owner, state, leaseMs, retentionMs, blockingStates(state), request.orderNumber ?? null, request.uid ?? null]
-      if (transactions !== undefined) return transactions.claim(request, leaseMs, async (run) => claimOf((await run(claimSql, params))[0] as ClaimRow | undefined, request))
+      const rowOf = async (run: Query) => (await run(claimSql, params))[0] as ClaimRow | undefined
+      if (transactions !== undefined) return transactions.claim(request, leaseMs, async (run) => claimOf(await rowOf(run), request))
       const sentAt = performance.now()
-      const row = (await query(claimSql, params))[0] as ClaimRow | undefined
+      const row = await rowOf(query)
       const answer = claimOf(row, request)
       if (answer.outcome === 'busy') waiter?.foundBusy(exchangeNumber, sentAt, row?.lease_owner ?? undefined)
       return answer

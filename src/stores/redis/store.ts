@@ -70,8 +70,8 @@ function paymentState(value: string | null | undefined): PaymentState {
 }
 
 /** The claim script's reply (payment-key.ts) as a Claim; paidBy and booked only when the claim named an order. */
-function toClaim(reply: unknown, orderNumber: string | undefined): Claim {
-  const [outcome, detail, paidBy, ...booked] = replyTexts(reply)
+function toClaim(reply: readonly (string | null)[], orderNumber: string | undefined): Claim {
+  const [outcome, detail, paidBy, ...booked] = reply
   switch (outcome) {
     case 'claimed': {
       const claim = { outcome: 'claimed', previousState: detail ? paymentState(detail) : null } as const
@@ -142,9 +142,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       const leaseMs = String(options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs)))
       const { keys, order } = parts(request)
       const sentAt = performance.now()
-      const reply = await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order])
+      const reply = replyTexts(await scripts.claim(keys, [request.owner, request.state, leaseMs, ...order]))
       const claim = toClaim(reply, request.orderNumber)
-      if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt, replyTexts(reply)[2] ?? undefined)
+      // A busy reply's third element is the owner holding the lease (payment-key.ts).
+      if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt, reply[2] ?? undefined)
       return claim
     },
 
