@@ -30,8 +30,8 @@ const EVENT_NAMES: Record<PaymentState, PaymentEventName> = {
 const MAX_RETRY_AFTER_S = 5
 /**
  * A delivery that finds its payment held by another process waits at most this long for the holder to finish (a
- * confirmation and the handlers usually take milliseconds), when the store can tell it (`awaitLeaseEnd`), then
- * claims again: the duplicate is then answered 200, and nobody comes back.
+ * confirmation and the handlers usually take milliseconds), when the store can tell it (`awaitLeaseEnd`): the
+ * holder's completion of its state, or its claim again, answers the duplicate 200, and nobody comes back.
  */
 export const WAITS_FOR_HOLDER_MS = 2000
 /**
