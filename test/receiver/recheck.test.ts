@@ -3,6 +3,7 @@
  * receiver's own, signed, that names the payment and nothing else (a result may echo the merchant's Auth Token,
  * and a URL lands in browser history and access logs); following it asks the API again and handles the payment.
  */
+import { inspect } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerDelivery, createReceiver, type PaymentEvent } from '../../src/index.js'
 import { memoryStore } from '../../src/stores/memory/store.js'
@@ -133,9 +134,13 @@ describe('a result that echoes the Auth Token', () => {
     const verified = await receiver.verify({ body: withToken, contentType: FORM })
     expect(verified.fields.token).toBe('[redacted]')
     expect(JSON.stringify(verified)).not.toContain(DEMO.authToken)
+    // As console.log and loggers that inspect objects print it: the parsed message is not shown.
+    expect(inspect(verified, { depth: 10, showHidden: true })).not.toContain(DEMO.authToken)
     const answer = await receiver.handle({ kind: 'callback', body: withToken, contentType: FORM })
     expect(answer.outcome).toBe('processed')
     expect(JSON.stringify(answer)).not.toContain(DEMO.authToken)
+    expect(inspect(answer, { depth: 10, showHidden: true })).not.toContain(DEMO.authToken)
     expect(JSON.stringify(seen[0]?.fields ?? {})).not.toContain(DEMO.authToken)
+    expect(inspect(seen[0], { depth: 10, showHidden: true })).not.toContain(DEMO.authToken)
   })
 })

@@ -30,11 +30,18 @@ export class VerifiedPayment {
   /** Why it is not pinned, naming fields (never values); undefined when pinned. */
   unpinnedReason: string | undefined = undefined
 
+  /**
+   * The parsed message. A true private field, so that util.inspect and console.log of a verified result (which
+   * merchants log) never show its raw values: a result may carry `token`, the Auth Token, which `fields` redacts.
+   */
+  readonly #message: Message
+
   constructor(
-    private readonly message: Message,
+    message: Message,
     /** Which rendering of nested fields the checksum matched (`plain` when nothing is nested). */
     readonly rendering: Rendering,
   ) {
+    this.#message = message
     this.state = classify(message.text('payment_status') as string, message.text('fpx_debit_auth_code'))
     this.exchangeNumber = message.text('exchange_number') as string
     this.orderNumber = message.text('order_number') as string
@@ -42,21 +49,21 @@ export class VerifiedPayment {
 
   /** Whether the message carries a non-empty value for this (top-level) field. */
   has(name: string): boolean {
-    const value = this.message.text(name)
+    const value = this.#message.text(name)
     return value !== undefined && value !== ''
   }
 
   /** A top-level field's text as received. */
   text(name: string): string | undefined {
-    return this.message.text(name)
+    return this.#message.text(name)
   }
 
   /** The typed view: booleans, amounts in sen, dates. */
   get payment(): Payment {
     return toPayment(
       this.state,
-      (name) => this.message.text(name),
-      (name) => this.message.get(name),
+      (name) => this.#message.text(name),
+      (name) => this.#message.get(name),
     )
   }
 
@@ -65,7 +72,7 @@ export class VerifiedPayment {
    * of `fields`; trust them only as far as anything a browser can change.
    */
   get unsignedQuery(): Readonly<Record<string, string>> {
-    return readUnsignedQuery(this.unsignedSource, (name) => this.message.has(name))
+    return readUnsignedQuery(this.unsignedSource, (name) => this.#message.has(name))
   }
 
   /**
@@ -74,13 +81,13 @@ export class VerifiedPayment {
    */
   get fields(): Readonly<Record<string, unknown>> {
     const fields: Record<string, unknown> = Object.create(null)
-    this.message.names.forEach((name, i) => (fields[name] = name === 'token' ? REDACTED : toPlain(this.message.values[i] as FieldValue)))
+    this.#message.names.forEach((name, i) => (fields[name] = name === 'token' ? REDACTED : toPlain(this.#message.values[i] as FieldValue)))
     return Object.freeze(fields)
   }
 
   /** The signed values in order with their names, for the signature-only check. */
   signedFields(): { name: string; text: string }[] {
-    return this.message.signedFields(this.rendering)
+    return this.#message.signedFields(this.rendering)
   }
 
   toJSON(): Record<string, unknown> {
