@@ -1,4 +1,4 @@
-import type { EmulatorConfig } from '../emulator/config.js'
+import { DEMO_MERCHANT, DEMO_PARTNER, type EmulatorConfig } from '../emulator/config.js'
 import { startEmulator } from '../emulator/server.js'
 import { parseArgs, UsageError } from './args.js'
 import { EXIT, helpRequested, type Io, readJsonFile } from './common.js'
@@ -21,8 +21,8 @@ base URL at it. Stop it with Ctrl+C.
                        payment sessions. While the file exists its merchants win over --config's.
   --strict             Refuse what the real service is seen to accept but the spec's strict reading does not,
                        instead of accepting it with a warning. Also "strict": true in the --config file.
-  --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config file's credentials. Without
-                       it they are shown as "(set; see config)". The built-in demo ones are always printed.
+  --show-credentials   Also print the Auth Tokens and Checksum Tokens of a --config or --state file's credentials.
+                       Without it they are shown as "(set; see config)". The built-in demo ones are always printed.
 
 Reference: docs/emulator.md, "Reference: fpx-collect emulator" (in the package: node_modules/fpx-collect/docs/).
 
@@ -58,9 +58,11 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError('--port is a whole number from 0 to 65535')
   const configFile = args.string('config')
   const config = configFile === undefined ? undefined : (readJsonFile(configFile) as EmulatorConfig)
-  // The built-in demo credentials are made up and meant to be copied into an app; a config file's may be
-  // someone's own, so those stay hidden unless asked for.
-  const show = args.boolean('show-credentials') || configFile === undefined
+  // The built-in demo credentials are made up and meant to be copied into an app; any others (a config file's,
+  // or a state file's, which keeps the merchants of the config it was started with) may be someone's own, so
+  // those stay hidden unless asked for.
+  const show = args.boolean('show-credentials')
+  const demo = new Set([DEMO_MERCHANT, DEMO_PARTNER].flatMap((shop) => (shop.credentials ?? []).flatMap((set) => [set.authToken, set.checksumToken])))
 
   let running
   try {
@@ -77,7 +79,7 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
     io.err(`fpx-collect emulator: cannot start: ${(error as Error).message}\n`)
     return EXIT.failure
   }
-  const secret = (value: string) => (show ? value : '(set; see config)')
+  const secret = (value: string) => (show || demo.has(value) ? value : '(set; see config)')
   const lines = [`fpx-collect emulator listening`, `  base URL     ${running.baseUrl}`, `  control API  ${running.url}/__emulator/`]
   for (const merchant of running.state.setup.merchants) {
     lines.push(`merchant "${merchant.name}" (B2B1 ${merchant.b2b1 ? 'on' : 'off'})`)
@@ -89,8 +91,10 @@ export async function emulator(argv: readonly string[], io: Io): Promise<number>
     for (const set of partner.credentials) lines.push(`  API UID ${set.uid}  Auth Token ${secret(set.authToken)}`)
   }
   lines.push('Press Ctrl+C to stop.')
+  // Listening before the banner: a signal sent the moment it shows still stops the emulator cleanly (its state saved).
+  const signalled = untilSignal()
   io.out(`${lines.join('\n')}\n`)
-  const signal = await untilSignal()
+  const signal = await signalled
   await running.stop()
   io.out(`stopped (${signal})\n`)
   return EXIT.ok

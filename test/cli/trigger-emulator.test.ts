@@ -108,6 +108,29 @@ describe('fpx-collect emulator', () => {
     }
   })
 
+  it('hides them too when a state file brings them back without the config', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'fpx-cli-emulator-'))
+    const [config, state] = [join(dir, 'config.json'), join(dir, 'state.json')]
+    writeFileSync(config, JSON.stringify({ merchants: [{ name: 'Kedai Ujian', credentials: [{ uid: UID, authToken: 'T'.repeat(20), checksumToken: TOKEN }] }] }))
+    try {
+      const first = await (await startEmulatorCli(['--config', config, '--state', state])).stop()
+      // Stopped the moment its banner showed: the state is written all the same.
+      expect(first.code).toBe(0)
+      // The state file keeps the config's merchants, and wins over the built-in demo ones.
+      const emulator = await startEmulatorCli(['--state', state])
+      try {
+        expect(emulator.banner).toContain(`API UID ${UID}`)
+        expect(emulator.banner).toContain('(set; see config)')
+        expect(emulator.banner).not.toContain('T'.repeat(20))
+        expect(emulator.banner).not.toContain(TOKEN)
+      } finally {
+        await emulator.stop()
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('prints the tokens with --show-credentials, and takes merchants from --config', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'fpx-cli-emulator-'))
     const config = join(dir, 'config.json')
