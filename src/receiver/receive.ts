@@ -119,7 +119,9 @@ export async function receiveTrusted(parts: ReceiveParts, fields: Readonly<Recor
         return refusal(parts, error, 'reconcile', { receivedAt, attempt, exchangeNumber: null, orderNumber: null })
       }
       const named = verified.text('interface_uid')
-      verified.signerUid = uid ?? (named === undefined || named === '' ? undefined : named)
+      // Filed as a delivery of it would be (with one bare Checksum Token: under no uid), so that the order's paid
+      // mark is the same one whichever way its results arrive.
+      verified.signerUid = parts.verifier.signerFor(uid ?? (named === undefined || named === '' ? undefined : named))
       const response = parts.inbox === undefined ? await parts.dispatcher.dispatch(verified, 'reconcile', true) : await queued(parts, parts.inbox, verified, 'reconcile')
       if (timeline.enabled) timeline.record(deliveryEntries({ source: 'reconcile', attempt, receivedAt, verifiedAt: receivedAt, answeredAt: Date.now(), payment: response.payment ?? verified, response, failure: failureText(parts, response, verified) }))
       return response

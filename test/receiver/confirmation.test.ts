@@ -110,6 +110,48 @@ describe('confirmation through the status API', () => {
   })
 })
 
+describe('an order paid stays paid whichever way its results arrive (client + one bare checksumToken)', () => {
+  // Deliveries of a receiver with one bare Checksum Token file their order under no uid; reconciliation reads API
+  // records that name interface_uid. Both must find the same paid mark.
+  async function receiverAndClient() {
+    const { createClient } = await import('../../src/client/index.js')
+    const client = createClient({ environment: svc.environment, ...DEMO })
+    const { receiver, events } = recorded({ client, checksumToken: DEMO.checksumToken, credentials: undefined } as Partial<ReceiverOptions>)
+    // reconcile() reads the whole day too: other tests' payments are handled as well.
+    const named = (order: string) => events.filter((event) => event.payment.orderNumber === order).map((event) => `${event.name}:${event.payment.exchangeNumber}`)
+    return { client, receiver, named }
+  }
+
+  it("a success delivered, then its order's failed attempt found by reconcile(): no failed handler", async () => {
+    const { reconcile } = await import('../../src/client/index.js')
+    const { client, receiver, named } = await receiverAndClient()
+    const order = `RECON-${Date.now()}`
+    const failedAttempt = await svc.pay('reject', { order_number: order })
+    const paidAttempt = await svc.pay('approve', { order_number: order })
+    expect((await deliver(receiver, paidAttempt.body)).outcome).toBe('processed')
+    const today = new Date()
+    const report = await reconcile({ client, receiver, from: today, to: today, orderNumbers: [order] })
+    expect(report.problems).toEqual([])
+    expect(named(order)).toEqual([`payment.succeeded:${paidAttempt.exchangeNumber}`])
+    // Recorded as handled when reconcile() found the order paid: its callback is a duplicate.
+    expect((await deliver(receiver, failedAttempt.body)).outcome).toBe('duplicate')
+    expect(named(order)).toEqual([`payment.succeeded:${paidAttempt.exchangeNumber}`])
+  })
+
+  it("a success found by reconcile(), then its order's failed attempt delivered: no failed handler", async () => {
+    const { reconcile } = await import('../../src/client/index.js')
+    const { client, receiver, named } = await receiverAndClient()
+    const order = `RECON2-${Date.now()}`
+    const paidAttempt = await svc.pay('approve', { order_number: order })
+    const today = new Date()
+    expect((await reconcile({ client, receiver, from: today, to: today, orderNumbers: [order] })).problems).toEqual([])
+    expect(named(order)).toEqual([`payment.succeeded:${paidAttempt.exchangeNumber}`])
+    const failedAttempt = await svc.pay('reject', { order_number: order })
+    expect((await deliver(receiver, failedAttempt.body)).outcome).toBe('stale')
+    expect(named(order)).toEqual([`payment.succeeded:${paidAttempt.exchangeNumber}`])
+  })
+})
+
 describe('expect: what the merchant asked for, checked against the API record', () => {
   it('refuses a result the API shows with another amount, handles an order it does not know, and answers 503 when the hook throws', async () => {
     const genuine = await svc.pay('approve', { transaction_amount: '1.00' })

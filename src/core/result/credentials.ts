@@ -73,6 +73,11 @@ export interface Credentials {
   readonly sets: readonly CredentialSet[]
   /** Whether every way of finding a token also gives an Auth Token: then results can be confirmed. */
   readonly confirmable: boolean
+  /**
+   * The API UID a record read over the API for `uid` is filed under (its order's paid mark and book entry): the
+   * signer a delivery for `uid` gets, so that a result reconciled and one delivered find each other's order.
+   */
+  signerFor(uid: string | undefined): string | undefined
 }
 
 /**
@@ -127,6 +132,10 @@ function setsOf(given: CredentialSet | readonly CredentialSet[]): Credentials {
   return {
     sets,
     confirmable: sets.every((set) => set.authToken !== undefined),
+    signerFor: (uid) => {
+      const named = (uid === undefined ? undefined : byUid.get(uid)) ?? only
+      return named === undefined ? uid : named.signer
+    },
     keysFor: async (uid) => {
       // One set signed the message whatever uid it carries (real messages may sign a merchant id instead).
       const named = (uid === undefined ? undefined : byUid.get(uid)) ?? only
@@ -149,6 +158,7 @@ function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credenti
   return {
     sets: [],
     confirmable: whole,
+    signerFor: (uid) => uid,
     keysFor: async (uid) => {
       if (uid === undefined) throw unknownUid(uid)
       let found: unknown
@@ -191,5 +201,6 @@ export function credentials(options: CredentialOptions): Credentials {
   const token = options.checksumToken
   if (!isChecksumToken(token)) throw new TypeError('checksumToken must be a non-empty string (the Checksum Token from the dashboard)')
   const key: CandidateKey = { token, credential: undefined, signer: undefined, set: undefined }
-  return { sets: [], confirmable: false, keysFor: async () => ({ keys: [key], fallback: false, others: [] }) }
+  // One merchant: its results are filed under no uid, whatever uid a record names.
+  return { sets: [], confirmable: false, signerFor: () => undefined, keysFor: async () => ({ keys: [key], fallback: false, others: [] }) }
 }

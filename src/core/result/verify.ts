@@ -96,6 +96,11 @@ export class Verifier {
     return this.credentials.confirmable
   }
 
+  /** The API UID a record read over the API for `uid` is filed under, as a delivery for it would be. */
+  signerFor(uid: string | undefined): string | undefined {
+    return this.credentials.signerFor(uid)
+  }
+
   /**
    * Signs a link of the receiver's own (the "being confirmed" page's check-again link) with the Checksum Token of
    * `uid`'s credential set: HMAC of a text no message of the service has, so a link and a result never sign alike.
