@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs'
+import { jsonErrorPlace } from '../core/json-error.js'
 import { localTime, MALAYSIA_OFFSET_MINUTES, parseOffset } from '../core/time.js'
 import type { FieldInput } from '../core/values.js'
 import { type FlagSpec, type ParsedArgs, UsageError } from './args.js'
@@ -42,12 +43,14 @@ export function readText(path: string): string {
   }
 }
 
+/** A JSON file; when it is not valid JSON the error names the line and column, never V8's message (which quotes the file). */
 export function readJsonFile(path: string): unknown {
+  const text = readText(path)
   try {
-    return JSON.parse(readText(path)) as unknown
+    return JSON.parse(text) as unknown
   } catch (error) {
-    if (error instanceof UsageError) throw error
-    throw new UsageError(`${path} is not valid JSON: ${(error as Error).message}`)
+    const place = jsonErrorPlace(text, error)
+    throw new UsageError(`${path} is not valid JSON${place === undefined ? '' : ` (${place})`}`)
   }
 }
 

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto'
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { jsonErrorPlace } from '../core/json-error.js'
 import { messageChecksum } from '../core/result/checksum.js'
 import type { FieldInput } from '../core/values.js'
 import type { Bank, CredentialSet, Merchant, Partner, Setup } from './config.js'
@@ -310,6 +311,16 @@ export function saveState(state: EmulatorState, file: string): void {
 /** Loads a saved state into `state` when the file exists; returns whether it did. */
 export function loadState(state: EmulatorState, file: string): boolean {
   if (!existsSync(file)) return false
-  state.restore(JSON.parse(readFileSync(file, 'utf8')))
+  const text = readFileSync(file, 'utf8')
+  let snapshot: unknown
+  try {
+    snapshot = JSON.parse(text)
+  } catch (error) {
+    // Never V8's message, nor the error as a cause (printed with it): it quotes the file, which holds credentials.
+    const place = jsonErrorPlace(text, error)
+    // eslint-disable-next-line preserve-caught-error -- the cause would carry the quoted text
+    throw new TypeError(`the emulator state file ${file} is not valid JSON${place === undefined ? '' : ` (${place})`}`)
+  }
+  state.restore(snapshot)
   return true
 }
