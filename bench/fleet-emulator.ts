@@ -76,7 +76,7 @@ serveParent(
     summary,
     log: () => ({ count: logCount, first: logged }),
     reset: async () => {
-      const response = await fetch(`${emulator.url}/__emulator/reset`, { method: 'POST' })
+      const response = await fetch(`${emulator.url}/__emulator/reset`, { method: 'POST', headers: { 'content-type': 'application/json' } })
       if (!response.ok) throw new Error(`reset answered ${response.status}`)
       await response.text()
     },

@@ -183,7 +183,9 @@ interface Delivery {
 }
 
 const control = async (path: string, method = 'GET') => {
-  const response = await fetch(`${emulator.url}/__emulator${path}`, { method, signal: AbortSignal.timeout(5000) })
+  // The control API takes POSTs only as JSON (a cross-site form cannot send it), even with no body.
+  const headers: Record<string, string> = method === 'POST' ? { 'content-type': 'application/json' } : {}
+  const response = await fetch(`${emulator.url}/__emulator${path}`, { method, headers, signal: AbortSignal.timeout(5000) })
   return { status: response.status, json: (await response.json()) as Record<string, unknown> }
 }
 const printed = new Set<string>()

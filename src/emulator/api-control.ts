@@ -2,7 +2,7 @@ import { createControlPayment } from './api-control-create.js'
 import { type CallbackDeliverer, type CallbackDelivery, completePayment, deliveryJson } from './delivery.js'
 import { ApiError, invalidParameters, notFound } from './errors.js'
 import { faultsJson, parseFaults } from './faults.js'
-import { type Context, type Reply, type Route, readJson } from './http.js'
+import { type Context, type Handler, type Reply, type Route, readJson, requireJsonType } from './http.js'
 import { bankPagePath } from './pages.js'
 import { pageOf, readPage } from './paging.js'
 import { listRecord } from './records.js'
@@ -36,6 +36,22 @@ function find(context: Context): PaymentRecord {
   const record = context.state.payment(exchangeNumber)
   if (record === undefined) throw notFound(`no payment with exchange_number ${exchangeNumber}`)
   return record
+}
+
+/**
+ * Every POST changes the emulator's state, so it must not be one a page of another site can make the
+ * developer's browser send (a form posted to http://127.0.0.1:4010/__emulator/reset needs no preflight). A form
+ * can only send form-encoded, multipart or text/plain bodies: application/json from another origin needs a CORS
+ * preflight, which the control API never grants. And a browser names the page's origin, which must be the emulator's own.
+ */
+function fromProgramsOnly(handler: Handler): Handler {
+  return (context) => {
+    const origin = context.req.headers.origin
+    if (origin !== undefined && origin !== new URL(context.state.baseUrl).origin)
+      throw new ApiError(403, 'forbidden_origin', "the control API takes no requests from another origin's pages")
+    requireJsonType(context.req)
+    return handler(context)
+  }
 }
 
 function deliveryOf(delivery: CallbackDelivery | undefined): Record<string, unknown> | null {
@@ -113,7 +129,7 @@ async function setVerifySign(context: Context): Promise<Reply> {
 }
 
 export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
-  return [
+  const routes: Route[] = [
     { method: 'GET', path: '/payments', handler: (context) => ({ json: pageOf('payments', context.state.payments, readPage(context), (p) => describe(context, p)) }) },
     {
       method: 'POST',
@@ -149,4 +165,5 @@ export function controlRoutes(deliverer: CallbackDeliverer): Route[] {
       },
     },
   ]
+  return routes.map((route) => (route.method === 'POST' ? { ...route, handler: fromProgramsOnly(route.handler) } : route))
 }

@@ -10,6 +10,7 @@ export type ApiErrorCode =
   | 'not_partner'
   | 'b2b1_not_enabled'
   | 'partner_not_authorized'
+  | 'forbidden_origin'
   | 'invalid_parameters'
   | 'malformed_request'
   | 'not_found'

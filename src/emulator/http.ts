@@ -86,6 +86,12 @@ export async function readForm(req: EmulatorRequest): Promise<FormBody> {
   return { fields, nested }
 }
 
+/** 415 unless the request says its body is JSON: every control API POST, even one without a body, must. */
+export function requireJsonType(req: EmulatorRequest): void {
+  if (mediaType(req) !== 'application/json')
+    throw new ApiError(415, 'unsupported_media_type', 'send Content-Type: application/json (with a body of {} or none when there is nothing to send)')
+}
+
 /** A JSON body for the control API; an empty body is an empty object. */
 export async function readJson(req: EmulatorRequest): Promise<Record<string, unknown>> {
   const text = bodyText(req)
