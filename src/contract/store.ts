@@ -38,6 +38,12 @@ export interface ReceiverStore<TTransaction = undefined> {
    * 409 at once and a redirect asks once more after a pause.
    */
   awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<unknown>
+  /**
+   * Optional: the exchange_number of another payment of the order whose success was handled (as a claim's `paidBy`),
+   * or null. A failed or pending result whose handlers wait for the API asks again just before they run, since the
+   * order may have been paid meanwhile; without it, only the claim's answer counts.
+   */
+  paidBy?(payment: PaymentOfOrder): Promise<string | null>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**
@@ -63,6 +69,10 @@ export interface LeaseRef {
 export interface OrderRef {
   readonly orderNumber?: string
   readonly uid?: string
+}
+
+export interface PaymentOfOrder extends OrderRef {
+  readonly exchangeNumber: string
 }
 
 export interface ClaimRequest extends LeaseRef, OrderRef {

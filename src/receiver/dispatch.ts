@@ -196,6 +196,7 @@ export class Dispatcher<TTransaction> {
       return answer
     }
     let handled = verified
+    let paidBy = claim.paidBy
     if (!confirmed && confirmer !== undefined) {
       const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, Math.floor(this.parts.leaseMs / 2))
       if (known instanceof ReceiverError) {
@@ -222,11 +223,20 @@ export class Dispatcher<TTransaction> {
         return release(undefined).then(() => this.dispatch(known, kind, true, false))
       }
       handled = known
+      // Another payment of the order may have been paid while the API was asked: the claim's answer is older.
+      if (handled.state !== 'succeeded' && !paidBy && store.paidBy !== undefined) {
+        try {
+          paidBy = await answeredWithin(store.paidBy(request), this.storeWithinMs)
+        } catch (error) {
+          logger.error({ ...log, err: error }, 'the store failed to say whether the order was paid meanwhile')
+          return release(refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5))
+        }
+      }
     }
     const name = EVENT_NAMES[handled.state]
     // An order paid stays paid: another attempt's failure or approval wait changes nothing the merchant must act on.
-    if (handled.state !== 'succeeded' && claim.paidBy) {
-      logger.info({ ...log, paidBy: claim.paidBy }, `the order was paid already (exchange_number ${claim.paidBy}); this ${handled.state} attempt runs no handler`)
+    if (handled.state !== 'succeeded' && paidBy) {
+      logger.info({ ...log, paidBy }, `the order was paid already (exchange_number ${paidBy}); this ${handled.state} attempt runs no handler`)
       return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('stale', handled))
     }
     if (this.parts.expect !== undefined) {

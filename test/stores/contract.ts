@@ -180,6 +180,27 @@ export function storeContract(subject: StoreUnderTest): void {
       expect(await store.release(elsewhere)).toBe(true)
     })
 
+    it('says whether an order was paid by another payment while a claim was held', async () => {
+      const paidBy = store.paidBy?.bind(store)
+      expect(paidBy, 'every built-in store answers paidBy').toBeTypeOf('function')
+      if (paidBy === undefined) return
+      const orderNumber = `ORD-${randomUUID()}`
+      const [failing, paying] = [exchange(), exchange()]
+      const failed = { ...lease(failing, 'failed'), orderNumber }
+      expect(await claim(failed)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      // Released before the next claim: a store with one session (PGlite, transactional) serves one claim at a time.
+      expect(await store.release(failed)).toBe(true)
+      expect(await paidBy({ exchangeNumber: failing, orderNumber })).toBeNull()
+      // Paid by another payment after the failed result was claimed (as while its API call is in flight).
+      const paid = { ...lease(paying, 'succeeded'), orderNumber }
+      expect(await claim(paid)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      expect(await store.complete(paid)).toBe(true)
+      expect(await paidBy({ exchangeNumber: failing, orderNumber })).toBe(paying)
+      expect(await paidBy({ exchangeNumber: paying, orderNumber }), 'not paid by itself').toBeNull()
+      expect(await paidBy({ exchangeNumber: failing, orderNumber, uid: 'another-merchant' })).toBeNull()
+      expect(await paidBy({ exchangeNumber: failing })).toBeNull()
+    })
+
     it('reads the booked payment with the claim and settles it with the completion', async () => {
       const book = store.paymentBook?.()
       if (book === undefined) return

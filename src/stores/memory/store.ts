@@ -2,7 +2,7 @@ import { currentOfBits, STATE_BIT } from '../../core/payment.js'
 import { ownCopy } from '../../core/values.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
-import { type Claim, isRegression, type LeaseRef, orderKey, type ReceiverStore } from '../../contract/store.js'
+import { type Claim, isRegression, type LeaseRef, orderKey, type PaymentOfOrder, type ReceiverStore } from '../../contract/store.js'
 import { forgetBatch, forgetOldest } from './cap.js'
 import { MemoryPaymentBook } from './payment-book.js'
 import { MemorySweepLock } from './sweep-lock.js'
@@ -63,6 +63,12 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     forgetOldest(payments, payments.size - keep, (key, old) => key !== payment.key && (old.lease === undefined || old.lease.until <= now))
   }
 
+  function paidByNow(payment: PaymentOfOrder, now: number): string | null {
+    const key = orderKey(payment)
+    const order = key === undefined ? undefined : paid.get(key)
+    return order !== undefined && order.until > now && order.exchangeNumber !== payment.exchangeNumber ? order.exchangeNumber : null
+  }
+
   function held(ref: LeaseRef): Payment | undefined {
     const payment = payments.get(ref.exchangeNumber)
     const lease = payment?.lease
@@ -84,11 +90,14 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
       touch({ key: found?.key ?? ownCopy(request.exchangeNumber), handled, lease: held, until: found?.until ?? 0 }, now)
       const key = orderKey(request)
       if (key === undefined) return { outcome: 'claimed', previousState: current }
-      const order = paid.get(key)
-      const paidBy = order !== undefined && order.until > now && order.exchangeNumber !== request.exchangeNumber ? order.exchangeNumber : null
+      const paidBy = paidByNow(request, now)
       // What the merchant's client recorded: a record the book made from a result has nothing to check against.
       const booked = book.findNow(request.orderNumber as string, request.uid)
       return { outcome: 'claimed', previousState: current, paidBy, ...(booked === undefined || booked.kind === 'result' ? {} : { booked }) }
+    },
+
+    async paidBy(payment) {
+      return paidByNow(payment, Date.now())
     },
 
     async complete(completion) {

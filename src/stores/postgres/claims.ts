@@ -57,6 +57,8 @@ export interface ClaimStatements {
   prune: string
   /** $1 exchange_number. A row when a live lease is held on it. */
   leaseHeld: string
+  /** $1 exchange_number, $2 order_number, $3 uid. A row (paid_by) when another payment of the order was paid. */
+  paidBy: string
 }
 
 /**
@@ -68,6 +70,10 @@ const notify = (t: string, completion = false) =>
   `pg_notify('${LEASE_ENDS_CHANNEL}', json_build_object('t', '${t.replaceAll("'", "''")}', 'x', $1::text${completion ? ", 'o', $2::text, 's', $3::text" : ''})::text)`
 
 export function claimStatements(t: string, book: BookTable): ClaimStatements {
+  /** Another payment that paid the order ($1 the payment's own exchange_number), kept as long as its row. */
+  const paidBy = (order: string, uid: string) => `SELECT p.exchange_number AS paid_by FROM ${t} AS p
+    WHERE p.paid_order_number = ${order}::text AND p.paid_uid IS NOT DISTINCT FROM ${uid}::text AND p.exchange_number <> $1::text AND p.expires_at > now()
+    ORDER BY p.expires_at DESC LIMIT 1`
   const claim = `WITH seen AS (
   SELECT r.handled, r.lease_owner, r.lease_expires_at, r.expires_at FROM ${t} AS r WHERE r.exchange_number = $1::text
 ), taken AS (
@@ -90,9 +96,7 @@ export function claimStatements(t: string, book: BookTable): ClaimStatements {
 )
 SELECT f.handled, f.claimed, f.lease_owner,
   CASE WHEN f.lease_owner IS NOT NULL AND f.lease_expires_at > now() THEN extract(epoch FROM f.lease_expires_at - now())::float8 * 1000 END AS lease_remaining_ms,
-  CASE WHEN f.claimed THEN (SELECT p.exchange_number FROM ${t} AS p
-    WHERE p.paid_order_number = $7::text AND p.paid_uid IS NOT DISTINCT FROM $8::text AND p.exchange_number <> $1::text AND p.expires_at > now()
-    ORDER BY p.expires_at DESC LIMIT 1) END AS paid_by,
+  CASE WHEN f.claimed THEN (${paidBy('$7', '$8')}) END AS paid_by,
   CASE WHEN f.claimed THEN ${bookedJson(book, '$7', '$8')} END AS booked`
   const order: Omit<OrderParams, 'retentionMs'> = {
     order: '$5',
@@ -147,6 +151,7 @@ SELECT 1 AS done, ${notify(t)} AS notified FROM released`,
 SELECT 1 AS done, ${notify(t)} AS notified FROM released`,
 
     leaseHeld: `SELECT 1 FROM ${t} AS r WHERE r.exchange_number = $1::text AND NOT ${LEASE_FREE}`,
+    paidBy: paidBy('$2', '$3'),
 
     // In batches, skipping rows a claim holds locked (it is taking a forgotten row over).
     prune: `WITH gone AS (

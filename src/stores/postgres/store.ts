@@ -7,7 +7,7 @@ import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store
 import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { once } from '../../contract/once.js'
 import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
-import type { Claim, ClaimRequest, Completion, Release, ReceiverStore } from '../../contract/store.js'
+import type { Claim, ClaimRequest, Completion, PaymentOfOrder, Release, ReceiverStore } from '../../contract/store.js'
 import type { SeenResult } from '../../contract/payment-book.js'
 import { failureText } from '../../contract/book-query.js'
 import { blockingStates, claimOf, type ClaimRow, claimStatements } from './claims.js'
@@ -170,6 +170,13 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       const answer = claimOf(row, request)
       if (answer.outcome === 'busy') waiter?.foundBusy(exchangeNumber, sentAt, row?.lease_owner ?? undefined)
       return answer
+    },
+
+    async paidBy(payment: PaymentOfOrder): Promise<string | null> {
+      if (payment.orderNumber === undefined) return null
+      await ready()
+      const [row] = (await query(sql.paidBy, [payment.exchangeNumber, payment.orderNumber, payment.uid ?? null])) as { paid_by: string }[]
+      return row?.paid_by ?? null
     },
 
     async complete(completion: Completion): Promise<boolean> {

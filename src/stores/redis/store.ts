@@ -10,7 +10,7 @@ import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
 import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import type { Claim, LeaseRef, OrderRef, ReceiverStore } from '../../contract/store.js'
 import type { TimelineEntry, TimelineQuery } from '../../contract/timeline.js'
-import { luaScript, rawCommand, type RedisClientLike, replyTexts } from './client.js'
+import { luaScript, rawCommand, type RedisClientLike, replyText, replyTexts } from './client.js'
 import { redisInbox } from './inbox.js'
 import { consoleWarnings, inspectRedis, type RedisDurability, reportDurability } from './inspect.js'
 import { bookedPayment } from './booked.js'
@@ -147,6 +147,12 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
       // A busy reply's third element is the owner holding the lease (payment-key.ts).
       if (claim.outcome === 'busy') waiter?.foundBusy(request.exchangeNumber, sentAt, reply[2] ?? undefined)
       return claim
+    },
+
+    async paidBy(payment) {
+      if (payment.orderNumber === undefined) return null
+      const by = replyText(await send(['GET', paidKey(prefix, payment.uid ?? '', payment.orderNumber)]))
+      return by !== null && by !== payment.exchangeNumber ? by : null
     },
 
     async complete(completion) {
