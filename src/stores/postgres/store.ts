@@ -175,7 +175,8 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
     async paidBy(payment: PaymentOfOrder): Promise<string | null> {
       if (payment.orderNumber === undefined) return null
       await ready()
-      const [row] = (await query(sql.paidBy, [payment.exchangeNumber, payment.orderNumber, payment.uid ?? null])) as { paid_by: string }[]
+      const run = transactions?.heldQuery(payment.exchangeNumber) ?? query
+      const [row] = (await run(sql.paidBy, [payment.exchangeNumber, payment.orderNumber, payment.uid ?? null])) as { paid_by: string }[]
       return row?.paid_by ?? null
     },
 

@@ -205,5 +205,13 @@ export function transactionalClaims(client: PoolLike | PGliteLike, lockTimeoutMs
       await open.end(false)
       return true
     },
+
+    /**
+     * The open transaction of a claim this store holds on `exchangeNumber`, for a read the delivery makes while it
+     * holds it: PGlite is one session, so a read beside the transaction would wait for it to end.
+     */
+    heldQuery(exchangeNumber: string): Query | undefined {
+      return held.get(exchangeNumber)?.open?.query
+    },
   }
 }
