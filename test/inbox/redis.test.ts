@@ -49,6 +49,32 @@ describe.skipIf(!available)('Redis inbox', () => {
     }
   })
 
+  it('takes a 99 before its 00 when both were written in the same millisecond, in that order', async () => {
+    // The service retrying both after an outage: the server's clock cannot tell them apart, the arrival order can.
+    const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
+    try {
+      const queue = redisStore({ client, prefix: prefixes[2], inspect: false }).openInbox()
+      const entry = (exchangeNumber: string, state: PaymentState) => ({ exchangeNumber, state, source: 'callback', orderNumber: null, fields: '{}', rendering: 'plain' }) as const
+      const firstTaken: string[] = []
+      let sameMillisecond = 0
+      for (let i = 0; i < 20; i++) {
+        const ex = `EX-${randomUUID()}`
+        // One connection: Redis runs the 99's script first.
+        await Promise.all([queue.enqueue(entry(ex, 'pending')), queue.enqueue(entry(ex, 'succeeded'))])
+        const [a, b] = await queue.show(ex)
+        if (a?.receivedAt.getTime() === b?.receivedAt.getTime()) sameMillisecond++
+        const taken = await queue.take(`worker-${i}`, 10, 60_000)
+        firstTaken.push(taken.find((one) => one.exchangeNumber === ex)?.state ?? 'nothing')
+        for (const one of taken) await queue.finish(one)
+        for (const one of await queue.take(`worker-${i}-next`, 10, 60_000)) await queue.finish(one)
+      }
+      expect(sameMillisecond, 'the case under test happened').toBeGreaterThan(0)
+      expect(firstTaken).toEqual(Array(20).fill('pending'))
+    } finally {
+      await client.quit()
+    }
+  })
+
   it('revives a dead-lettered result when it is delivered again', async () => {
     const client = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
     const receiver = createReceiver<unknown>({

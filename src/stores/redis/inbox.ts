@@ -1,10 +1,11 @@
 /**
  * The Redis store's inbox (inbox mode). Every key shares one hash tag, so the scripts also run on Redis Cluster:
- *   <prefix>{inbox}:meta     hash id → JSON {source, orderNumber, rendering, signer?, status, attempts, receivedAt, nextAt, owner, leaseUntil, lastError}
+ *   <prefix>{inbox}:meta     hash id → JSON {source, orderNumber, rendering, signer?, status, attempts, receivedAt, seq, nextAt, owner, leaseUntil, lastError}
  *   <prefix>{inbox}:fields   hash id → the verified fields as JSON text, untouched by the scripts (their order survives)
  *   <prefix>{inbox}:due      sorted set of pending entries not leased, by when they are due
  *   <prefix>{inbox}:leased   sorted set of entries a worker holds, by when its lease ends
  *   <prefix>{inbox}:dead     sorted set of dead-lettered entries, by when they died
+ *   <prefix>{inbox}:seq      a counter: each entry's `seq`, its place in arrival order
  * An id is `exchange_number:state`. Times are the server's (TIME), so processes with drifting clocks agree.
  */
 import type { Rendering } from '../../core/result/message.js'
@@ -22,6 +23,8 @@ interface Meta {
   status: InboxStatus
   attempts: number
   receivedAt: number
+  /** Arrival order: entries written in one millisecond (a 99 and its 00 retried together) are told apart by it. */
+  seq?: number
   nextAt: number
   owner?: string
   leaseUntil?: number
@@ -30,11 +33,11 @@ interface Meta {
 
 const NOW = `local t = redis.call('TIME'); local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`
 
-// KEYS meta, fields, due. ARGV id, meta JSON (without times), fields.
+// KEYS meta, fields, due, seq. ARGV id, meta JSON (without times), fields.
 const ENQUEUE = `${NOW}
 if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 local meta = cjson.decode(ARGV[2])
-meta.status = 'pending'; meta.attempts = 0; meta.receivedAt = now; meta.nextAt = now
+meta.status = 'pending'; meta.attempts = 0; meta.receivedAt = now; meta.nextAt = now; meta.seq = redis.call('INCR', KEYS[4])
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(meta))
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[3])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
@@ -45,6 +48,11 @@ return 1`
 // back a second rather than left in front of the others.
 const TAKE = `${NOW}
 local RANK = ${luaTable(STATE_RANK)}
+-- Whether entry a arrived before b: by seq, or by time for entries written before seq was kept.
+local function before(a, b)
+  if a.seq and b.seq then return a.seq < b.seq end
+  return a.receivedAt < b.receivedAt
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now)
 for _, id in ipairs(expired) do
   redis.call('ZREM', KEYS[4], id)
@@ -68,7 +76,7 @@ for _, id in ipairs(candidates) do
         local sibling = redis.call('HGET', KEYS[1], exchange .. ':' .. other)
         if sibling then
           local them = cjson.decode(sibling)
-          if (them.receivedAt < mine.receivedAt and them.status == 'pending') or (rank > RANK[state] and them.receivedAt <= mine.receivedAt) then
+          if (before(them, mine) and them.status == 'pending') or (rank > RANK[state] and not before(mine, them)) then
             blocked = true
           end
         end
@@ -187,7 +195,7 @@ function toItem(id: string, meta: Meta): InboxItem {
 /** @param hastenBatch entries hasten() looks at per script call (smaller only in tests) */
 export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTEN_BATCH): InboxQueue {
   const base = `${prefix}{inbox}:`
-  const [meta, fields, due, leased, dead] = ['meta', 'fields', 'due', 'leased', 'dead'].map((name) => base + name) as [string, string, string, string, string]
+  const [meta, fields, due, leased, dead, seq] = ['meta', 'fields', 'due', 'leased', 'dead', 'seq'].map((name) => base + name) as [string, string, string, string, string, string]
   const scripts = {
     enqueue: luaScript(send, ENQUEUE),
     take: luaScript(send, TAKE),
@@ -212,7 +220,7 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
 
     async enqueue(entry) {
       const head = { source: entry.source, orderNumber: entry.orderNumber, rendering: entry.rendering, ...(entry.signer === undefined ? {} : { signer: entry.signer }) }
-      const reply = await scripts.enqueue([meta, fields, due], [idOf(entry), JSON.stringify(head), entry.fields])
+      const reply = await scripts.enqueue([meta, fields, due, seq], [idOf(entry), JSON.stringify(head), entry.fields])
       return Number(reply) === 1 ? 'queued' : 'present'
     },
 
