@@ -106,7 +106,8 @@ export class Booking {
   /**
    * Records a payment the service has (or may have) created already, or a form on its way to the buyer: a failure
    * to record must not hide that payment from the caller, so it is logged, not thrown. The result is still handled
-   * when it comes, unchecked. Resolves to whether it was recorded.
+   * when it comes, unchecked, unless the book holds the order from an earlier creation with another amount: the
+   * log says how to let that result through. Resolves to whether it was recorded.
    */
   async recordQuietly(kind: CreationKind, orderNumber: string, amount: string, exchangeNumber: string | null, attached: AttachedData, buyer: Buyer = {}): Promise<boolean> {
     try {
@@ -114,8 +115,10 @@ export class Booking {
       return true
     } catch (error) {
       this.logger.error(
-        { orderNumber, kind, err: error },
-        'the payment book could not record a payment: its result is handled when it comes, but not checked against it, and it is not swept',
+        { orderNumber, kind, amount, err: error },
+        'the payment book could not record a payment: it is not swept, and its result is handled unchecked; but if the book holds this ' +
+          'order_number from an earlier creation with another amount, that result is refused (result_mismatch) until you record the payment ' +
+          '(receiver.payments.record); the sweeper then handles it',
       )
       return false
     }
