@@ -19,18 +19,49 @@ export const REDACTED = '[redacted]'
 /** How deep `value` and `error` follow nested objects and causes; anything deeper is named, not copied. */
 const MAX_DEPTH = 8
 
-const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (character) => `&#${character.charCodeAt(0)};`)
 const jsonEscaped = (text: string): string => JSON.stringify(text).slice(1, -1)
+const regexEscaped = (text: string): string => text.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+
+/** The names HTML gives ASCII characters: a browser, or any HTML decoder, shows `&sol;` as `/`. */
+const HTML_NAMES: Readonly<Record<string, readonly string[]>> = {
+  '!': ['excl'], '"': ['quot'], '#': ['num'], $: ['dollar'], '%': ['percnt'], '&': ['amp'], "'": ['apos'], '(': ['lpar'], ')': ['rpar'],
+  '*': ['ast', 'midast'], '+': ['plus'], ',': ['comma'], '.': ['period'], '/': ['sol'], ':': ['colon'], ';': ['semi'], '<': ['lt'],
+  '=': ['equals'], '>': ['gt'], '?': ['quest'], '@': ['commat'], '[': ['lsqb', 'lbrack'], '\\': ['bsol'], ']': ['rsqb', 'rbrack'],
+  '^': ['Hat'], _: ['lowbar', 'UnderBar'], '`': ['grave', 'DiacriticalGrave'], '{': ['lcub', 'lbrace'], '|': ['verbar', 'vert', 'VerticalLine'],
+  '}': ['rcub', 'rbrace'],
+}
 
 /**
- * Each way an echo may write a secret back: as it is, URL- and form-encoded, HTML-escaped, JSON-escaped (also as
- * PHP writes `/` and as Go and Rails write `<>&`); the Basic-auth header's base64 of uid:authToken in the same
- * forms, and base64url. Parsed JSON is redacted again after parsing (`value`), which no other escape survives.
+ * A character as it may be written in a page and still read as itself: as is, or as a decimal, hex or named
+ * character reference (leading zeros and a missing `;` are read too).
+ */
+function characterPattern(character: string): string {
+  const code = character.codePointAt(0) ?? 0
+  const names = (HTML_NAMES[character] ?? []).map((name) => `&${name};?`)
+  return [regexEscaped(character), `&#0*${code};?`, `&#x0*${code.toString(16)};?`, ...names].join('|')
+}
+
+/**
+ * What may come between two characters of a secret without a reader losing it: a page shows no tag, and a
+ * log, an excerpt or a URL parser may drop a line break.
+ */
+const HIDDEN = '(?:<[^<>]*>|[\r\n])*'
+
+/** A written form as a pattern that also finds it split by tags or line breaks, or written as character references. */
+function formPattern(form: string): string {
+  return [...form].map((character) => `(?:${characterPattern(character)})`).join(HIDDEN)
+}
+
+/**
+ * Each way an echo may write a secret back: as it is, URL- and form-encoded, JSON-escaped (also as PHP writes
+ * `/` and as Go and Rails write `<>&`); the Basic-auth header's base64 of uid:authToken in the same forms, and
+ * base64url. HTML escapes, tags and line breaks inside are the patterns' part (formPattern). Parsed JSON is
+ * redacted again after parsing (`value`), which no other escape survives.
  */
 function writtenForms(secret: string): string[] {
   const json = jsonEscaped(secret)
   const htmlSafeJson = json.replace(/[<>&]/g, (character) => `\\u00${character.charCodeAt(0).toString(16)}`)
-  return [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), escapeHtml(secret), json, json.replace(/\//g, '\\/'), htmlSafeJson]
+  return [secret, encodeURIComponent(secret), new URLSearchParams({ s: secret }).toString().slice(2), json, json.replace(/\//g, '\\/'), htmlSafeJson]
 }
 
 function isPlainObject(value: object): boolean {
@@ -46,9 +77,8 @@ export class Redactor {
     const secrets = [credentials.authToken, credentials.checksumToken, base64(pair), base64url(pair)].filter((secret) => secret !== '')
     // Longest first, so a form that contains another (base64 with its padding) is replaced whole.
     const forms = [...new Set(secrets.flatMap(writtenForms))].sort((a, b) => b.length - a.length)
-    const escaped = forms.map((form) => form.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
     // Case-insensitive: a hex Checksum Token echoed in capitals is the same secret.
-    this.#pattern = forms.length === 0 ? undefined : new RegExp(escaped.join('|'), 'gi')
+    this.#pattern = forms.length === 0 ? undefined : new RegExp(forms.map(formPattern).join('|'), 'gi')
   }
 
   /** The text with every written form of a secret replaced by [redacted]. */

@@ -23,6 +23,9 @@ export const ECHO_MODES = [
   'ok-json',
   'ok-text',
   'redirect',
+  'html-split',
+  'html-references',
+  'ok-link-references',
   'reset',
   'hang',
   'hang-body',
@@ -65,8 +68,24 @@ const unicodeJson = (value: unknown): string =>
     return `"${[...text].map((character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')}"`
   })
 
+/** Text with a tag or a line break after every third character: a page shows it whole, and so may a log line. */
+const scattered = (text: string): string => text.replace(/.../g, (three, at: number) => `${three}${['<br>', '</b>', '\n', '<wbr>', '\r\n'][(at / 3) % 5]}`)
+
+/** Names of HTML character references for characters the tokens, URL encoding and base64 use. */
+export const HTML_NAMES: Readonly<Record<string, string>> = { '&': 'amp', '<': 'lt', '>': 'gt', '"': 'quot', "'": 'apos', '/': 'sol', '+': 'plus', '=': 'equals', '%': 'percnt', '?': 'quest', ':': 'colon' }
+
+/** Text written as HTML character references: named where there is a name, else by turns decimal (zero-padded), hex (upper case) and as is. */
+const referenced = (text: string): string =>
+  [...text]
+    .map((character, at) => {
+      const code = character.charCodeAt(0)
+      return HTML_NAMES[character] !== undefined ? `&${HTML_NAMES[character]};` : [`&#00${code};`, `&#X${code.toString(16).toUpperCase()};`, character][at % 3]
+    })
+    .join('')
+
 function answer(mode: EchoMode, heard: Heard, response: ServerResponse): void {
   const json = (status: number, value: unknown, text = JSON.stringify(value)): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(text)
+  const html = (status: number, page: string): void => void response.writeHead(status, { 'content-type': 'text/html' }).end(page)
   const token = tokenOf(heard)
   switch (mode) {
     case 'json-field':
@@ -112,6 +131,12 @@ function answer(mode: EchoMode, heard: Heard, response: ServerResponse): void {
     case 'redirect':
       response.writeHead(302, { location: `/pay?token=${encodeURIComponent(token)}&auth=${encodeURIComponent(heard.authorization)}`, 'x-exchange-number': token })
       return void response.end()
+    case 'html-split':
+      return html(500, `<h1>Bad token</h1><p>token ${scattered(token)}</p><p>checksum token ${scattered(heard.form.checksum_token ?? '')}</p><pre>${scattered(heard.authorization)}</pre>`)
+    case 'html-references':
+      return html(500, `<h1>Bad token</h1><p>token ${referenced(token)}</p><p>checksum token ${referenced(heard.form.checksum_token ?? '')}</p><pre>${referenced(heard.authorization)}</pre>`)
+    case 'ok-link-references':
+      return html(200, `<p>Continue to your bank.</p><a href="/pay?token=${referenced(encodeURIComponent(token))}">continue</a> <p>token ${referenced(token)}</p>`)
     case 'reset':
       return void response.socket?.destroy()
     case 'hang':

@@ -2,7 +2,7 @@ import { inspect } from 'node:util'
 import pino from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createClient, FpxError, type FpxClient, reconcile, type ReconcileOptions } from '../../src/client/index.js'
-import { ECHO_MODES, type EchoMode, echoServer, type EchoServer, UNANSWERED } from './echo-server.js'
+import { ECHO_MODES, type EchoMode, echoServer, type EchoServer, HTML_NAMES, UNANSWERED } from './echo-server.js'
 import { memoryLogger, paymentInput } from './helpers.js'
 
 /**
@@ -78,6 +78,9 @@ const SAYS: Record<EchoMode, RegExp> = {
   'ok-json': /answered 200 (with an unexpected shape|with a page that has no next address)/,
   'ok-text': /answered 200 with (a body that is not JSON|a page that has no next address)/,
   redirect: /answered 302|next address that carries a credential/,
+  'html-split': /answered 500: Bad token token/,
+  'html-references': /answered 500: Bad token token/,
+  'ok-link-references': /answered 200 with (a body that is not JSON: Continue to your bank|a next address that carries a credential)/,
   reset: /the request failed/,
   hang: new RegExp(`no answer within ${TIMEOUT_MS} ms`),
   'hang-body': new RegExp(`no answer within ${TIMEOUT_MS} ms`),
@@ -96,8 +99,28 @@ function printed(error: unknown): Record<string, string> {
   }
 }
 
+/** Every string an error holds, property names included, in any property of it or of what it holds (body, causes). */
+function stringsOf(value: unknown, seen = new Set<unknown>()): string[] {
+  if (typeof value === 'string') return [value]
+  if (typeof value !== 'object' || value === null || seen.has(value)) return []
+  seen.add(value)
+  return Reflect.ownKeys(value).flatMap((key) => [...(typeof key === 'string' ? [key] : []), ...stringsOf((value as Record<PropertyKey, unknown>)[key], seen)])
+}
+
+const NAMED = Object.fromEntries(Object.entries(HTML_NAMES).map(([character, name]) => [name, character]))
+
+/** Text as a browser shows it, or as someone reading a log puts it together: no tags, no line breaks, references decoded. */
+function asRead(text: string): string {
+  return text
+    .replace(/<[^<>]*>|[\r\n]/g, '')
+    .replace(/&#x([0-9a-f]+);?|&#(\d+);?|&([a-z]+);/gi, (whole, hex?: string, decimal?: string, name?: string) =>
+      hex !== undefined ? String.fromCodePoint(parseInt(hex, 16)) : decimal !== undefined ? String.fromCodePoint(Number(decimal)) : (NAMED[name?.toLowerCase() ?? ''] ?? whole),
+    )
+}
+
 function leaksIn(error: unknown, forms: readonly string[]): string[] {
-  return Object.entries(printed(error)).flatMap(([view, text]) => forms.filter((form) => text.toLowerCase().includes(form.toLowerCase())).map((form) => `${view}: ${form}`))
+  const views = { ...printed(error), read: stringsOf(error).map(asRead).join('\n') }
+  return Object.entries(views).flatMap(([view, text]) => forms.filter((form) => text.toLowerCase().includes(form.toLowerCase())).map((form) => `${view}: ${form}`))
 }
 
 async function failure(call: () => Promise<unknown>): Promise<unknown> {
@@ -159,6 +182,16 @@ describe('a payment answer that would take the buyer to an address carrying a cr
     const error = await failure(() => client.createPayment(paymentInput()))
     expect(error).toMatchObject({ status: 302 })
     expect((error as Error).message).toMatch(/next address that carries a credential/)
+  })
+
+  it.each([['written as character references', 'ok-link-references']] as const)('is an error when the link holds the token %s', async (_label, mode) => {
+    for (const credentials of [SPEC_SHAPED, ODD]) {
+      const client = createClient({ environment: { baseUrl: echo.baseUrl(mode) }, ...credentials, logger: false })
+      const error = await failure(() => client.createPayment(paymentInput()))
+      expect(error).toMatchObject({ status: 200 })
+      expect((error as Error).message).toMatch(/next address that carries a credential/)
+      expect(leaksIn(error, writtenForms(credentials))).toEqual([])
+    }
   })
 })
 
