@@ -159,6 +159,7 @@ export class HttpClient {
   private failure(what: string, answer: ApiAnswer): Error {
     const body = this.body(answer)
     const { code, text } = said(body)
+    // Redacted after the excerpt is made: dropping tags and squeezing line breaks can join a secret back together.
     const message = this.redact(`${what} answered ${answer.status}${code === undefined ? '' : ` (${code})`}${text === undefined ? '' : `: ${text}`}`)
     if (answer.status === 401) return new FpxAuthenticationError(message, answer.status, body)
     const fields = (body as { fields?: unknown } | null)?.fields
@@ -174,7 +175,8 @@ export class HttpClient {
       parsed = JSON.parse(answer.text) as unknown
     } catch (error) {
       const text = answer.text.trim() === '' ? '' : `: ${excerpt(answer.text)}`
-      throw new FpxApiError(`${what} answered ${answer.status} with a body that is not JSON${text}`, answer.status, answer.text, { cause: this.redactor.error(error) })
+      // Redacted again: the excerpt drops tags and squeezes line breaks, which can join a secret back together.
+      throw new FpxApiError(this.redact(`${what} answered ${answer.status} with a body that is not JSON${text}`), answer.status, answer.text, { cause: this.redactor.error(error) })
     }
     // The text was redacted as read; this catches the forms that only parsing reveals (JSON escapes).
     return this.redactor.value(parsed)

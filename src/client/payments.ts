@@ -122,6 +122,21 @@ export function nextAddress(html: string, pageUrl: string): string | undefined {
 }
 
 /**
+ * Whether an address holds a credential, or the [redacted] put where one was. The page was redacted as it was
+ * read, but its address was decoded since (character references, the URL parser dropping tabs and line breaks),
+ * which can spell a secret again; so the address is checked as it leaves, and as the server it names reads it.
+ */
+function carriesCredential(context: ClientContext, url: string): boolean {
+  let decoded = url
+  try {
+    decoded = decodeURIComponent(url)
+  } catch {
+    // A malformed percent escape: the address is checked as it is.
+  }
+  return [url, decoded].some((text) => text.includes(REDACTED) || text.includes(encodeURI(REDACTED)) || context.http.redact(text) !== text)
+}
+
+/**
  * POSTs the payment from the server and returns where the buyer goes next (`nextUrl`): the way to create
  * payments in production, since the Auth Token stays on the server. Never retried: after a lost answer a retry
  * could create a second payment.
@@ -146,8 +161,8 @@ export async function createPayment(context: ClientContext, input: PaymentInput,
   const nextUrl = location !== null && URL.canParse(location, action) ? new URL(location, action).toString() : nextAddress(answer.text, action)
   if (nextUrl === undefined)
     throw new FpxApiError(`POST /v1/payments answered ${answer.status} with a page that has no next address`, answer.status, context.http.body(answer))
-  // The answer was redacted as it was read: an address that held a credential would hand it to the buyer.
-  if (nextUrl.includes(REDACTED) || nextUrl.includes(encodeURI(REDACTED)))
+  // An address that held a credential would hand it to the buyer.
+  if (carriesCredential(context, nextUrl))
     throw new FpxApiError(
       `POST /v1/payments answered ${answer.status} with a next address that carries a credential; not sending a buyer there`,
       answer.status,

@@ -25,6 +25,7 @@ export const ECHO_MODES = [
   'redirect',
   'html-split',
   'html-references',
+  'ok-link-split',
   'ok-link-references',
   'reset',
   'hang',
@@ -83,6 +84,9 @@ const referenced = (text: string): string =>
     })
     .join('')
 
+/** Every byte as a percent escape: the address means the same, and no encoder writes it so. */
+const percentEscaped = (text: string): string => [...Buffer.from(text)].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('')
+
 function answer(mode: EchoMode, heard: Heard, response: ServerResponse): void {
   const json = (status: number, value: unknown, text = JSON.stringify(value)): void => void response.writeHead(status, { 'content-type': 'application/json' }).end(text)
   const html = (status: number, page: string): void => void response.writeHead(status, { 'content-type': 'text/html' }).end(page)
@@ -135,6 +139,12 @@ function answer(mode: EchoMode, heard: Heard, response: ServerResponse): void {
       return html(500, `<h1>Bad token</h1><p>token ${scattered(token)}</p><p>checksum token ${scattered(heard.form.checksum_token ?? '')}</p><pre>${scattered(heard.authorization)}</pre>`)
     case 'html-references':
       return html(500, `<h1>Bad token</h1><p>token ${referenced(token)}</p><p>checksum token ${referenced(heard.form.checksum_token ?? '')}</p><pre>${referenced(heard.authorization)}</pre>`)
+    case 'ok-link-split': {
+      // A browser, and the WHATWG URL parser, drop every tab and line break in an address.
+      const link = encodeURIComponent(token).replace(/.{4}/, '$&\n').replace(/.{12}/, '$&\t')
+      // Last and with no `>` after it, so that an excerpt of the page keeps it: a space in the token is a line break here.
+      return html(200, `<p>Continue to your bank.</p><a href="/pay?token=${link}&amp;auth=${percentEscaped(heard.authorization)}">continue</a>\ntoken ${token.replace(/ /g, '\n')}`)
+    }
     case 'ok-link-references':
       return html(200, `<p>Continue to your bank.</p><a href="/pay?token=${referenced(encodeURIComponent(token))}">continue</a> <p>token ${referenced(token)}</p>`)
     case 'reset':

@@ -80,6 +80,7 @@ const SAYS: Record<EchoMode, RegExp> = {
   redirect: /answered 302|next address that carries a credential/,
   'html-split': /answered 500: Bad token token/,
   'html-references': /answered 500: Bad token token/,
+  'ok-link-split': /answered 200 with (a body that is not JSON: Continue to your bank|a next address that carries a credential)/,
   'ok-link-references': /answered 200 with (a body that is not JSON: Continue to your bank|a next address that carries a credential)/,
   reset: /the request failed/,
   hang: new RegExp(`no answer within ${TIMEOUT_MS} ms`),
@@ -184,7 +185,12 @@ describe('a payment answer that would take the buyer to an address carrying a cr
     expect((error as Error).message).toMatch(/next address that carries a credential/)
   })
 
-  it.each([['written as character references', 'ok-link-references']] as const)('is an error when the link holds the token %s', async (_label, mode) => {
+  // The page's link is decoded (references, then the URL parser's dropping of tabs and line breaks) after the
+  // page was redacted: the address is checked as it would leave.
+  it.each([
+    ['split by a tab and a line break, with the Basic header percent-escaped', 'ok-link-split'],
+    ['written as character references', 'ok-link-references'],
+  ] as const)('is an error when the link holds the token %s', async (_label, mode) => {
     for (const credentials of [SPEC_SHAPED, ODD]) {
       const client = createClient({ environment: { baseUrl: echo.baseUrl(mode) }, ...credentials, logger: false })
       const error = await failure(() => client.createPayment(paymentInput()))
