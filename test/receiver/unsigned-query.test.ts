@@ -213,3 +213,29 @@ describe('unsigned query beside the fields', () => {
     expect(lines.join('\n')).not.toContain('secret-shop')
   })
 })
+
+describe('query separators written as HTML (`&amp;`), as the vendor plugins repair them', () => {
+  const fields = textFields({ buyer_name: 'Tan & Sons &amp; Co' })
+  const signed = signCallback(fields, TOKEN).body
+  const escaped = (separator: string) => `?securepay_return=1${separator}${signed.split('&').join(separator)}`
+
+  it.each(['&amp;', '&amp%3B'])('verifies a genuine result whose separators arrive as %s, callback and redirect', async (separator) => {
+    for (const kind of ['callback', 'redirect'] as const) {
+      const { receiver, events } = recorded()
+      const response = await receiver.handle({ kind, body: Buffer.alloc(0), contentType: FORM, query: escaped(separator) })
+      expect([response.status, response.outcome, response.error?.code]).toEqual([200, 'processed', undefined])
+      expect(events.map((event) => [event.payment.exchangeNumber, event.fields.buyer_name, event.unsignedQuery])).toEqual([
+        [fields.exchange_number, 'Tan & Sons &amp; Co', { securepay_return: '1' }],
+      ])
+    }
+  })
+
+  it('still refuses an altered one, with the refusal of the query as sent', async () => {
+    const { receiver, events } = recorded()
+    const altered = escaped('&amp;').replace(`transaction_amount=${fields.transaction_amount}`, 'transaction_amount=1.00')
+    expect(altered).not.toBe(escaped('&amp;'))
+    const response = await receiver.handle({ kind: 'callback', body: Buffer.alloc(0), contentType: FORM, query: altered })
+    expect([response.status, response.error?.code]).toEqual([401, 'checksum_missing'])
+    expect(events).toEqual([])
+  })
+})

@@ -61,6 +61,16 @@ export interface Parsed {
 /** The set whose Checksum Token verified a result, kept out of the result itself so that no copy of it holds a token. */
 const signingSets = new WeakMap<VerifiedPayment, CredentialSet>()
 
+/**
+ * The query with separators written as HTML made plain (`&amp;`, `&amp%3B`, as the vendor's plugins replace them),
+ * or undefined when it has none. Neither can stand inside a value, whose `&` is `%26`. The plugins' third form,
+ * `%26amp%3B`, is left: a value may hold that text (a buyer's `&amp;`).
+ */
+function withPlainSeparators(query: string): string | undefined {
+  const plain = query.replace(/&amp(?:;|%3B)/gi, '&')
+  return plain === query ? undefined : plain
+}
+
 /** The credential set (tokens included) that signed `verified`, for the API client that confirms it. */
 export function signingSet(verified: VerifiedPayment): CredentialSet | undefined {
   return signingSets.get(verified)
@@ -158,6 +168,24 @@ export class Verifier {
 
   /** Verifies the checksum of parsed fields and the fields themselves. Throws ReceiverError. */
   async check(parsed: Parsed): Promise<VerifiedPayment> {
+    try {
+      return await this.checkOnce(parsed)
+    } catch (error) {
+      const repaired = bodyIsEmpty(parsed.raw.body) ? withPlainSeparators(queryText(parsed.raw.query)) : undefined
+      if (repaired === undefined) throw error
+      // Query separators written as HTML (`&amp;`), which the vendor's own plugins repair before reading a result
+      // (docs/receiving.md, "The URL's own query parameters"): read again with plain ones. The checksum still
+      // decides, and the first refusal stands.
+      try {
+        const again = this.parse({ ...parsed.raw, query: repaired })
+        return await this.checkOnce({ ...again, leading: again.leading ?? parsed.leading })
+      } catch {
+        throw error
+      }
+    }
+  }
+
+  private async checkOnce(parsed: Parsed): Promise<VerifiedPayment> {
     try {
       return await this.verifyFields(parsed.raw, parsed.fields, parsed.leading)
     } catch (error) {
