@@ -64,6 +64,8 @@ const BODIES: Body[] = [
   { name: 'query: 8 own params, then fields', body: '', contentType: FORM, query: `${Array.from({ length: 8 }, (_, i) => `own${i}=1`).join('&')}&checksum=${checksum}&${Array.from({ length: Math.floor(room / 260) - 9 }, (_, i) => `f${String(i).padStart(3, '0')}=${'v'.repeat(200)}`).join('&')}` },
   { name: 'query: fields to the limit, no body', body: '', contentType: FORM, query: `${filled(room, (i) => `q${i}=1`, '&')}&checksum=${checksum}` },
   { name: 'query: own params, then a copy of a result', body: '', contentType: FORM, query: `${filled(room - forged.length, (i) => `own${i}=1`, '&')}&${forged}` },
+  // An `&amp;` makes a failed query be read once more with plain separators: every split tried twice.
+  { name: 'query: 8 own params, then fields, one &amp;', body: '', contentType: FORM, query: `${Array.from({ length: 8 }, (_, i) => `own${i}=1`).join('&')}&checksum=${checksum}&${Array.from({ length: Math.floor(room / 260) - 9 }, (_, i) => `f${String(i).padStart(3, '0')}=${'v'.repeat(200)}`).join('&')}&amp;x=1` },
 ]
 for (const { name, body, query } of BODIES) if (body.length > LIMIT || (query?.length ?? 0) > LIMIT) throw new Error(`${name} is past the limit`)
 
