@@ -49,7 +49,7 @@ export {
   type RedirectOptions,
   type RedirectResult,
 } from './http/answers.js'
-export type { Claim, ClaimRequest, Completion, LeaseRef, OrderRef, PaymentOfOrder, ReceiverStore, Release } from './contract/store.js'
+export type { Claim, ClaimRequest, Completion, LeaseRef, OrderRef, ReceiverStore, Release } from './contract/store.js'
 export type { InboxOptions, InboxWorker, InboxWorkOptions, ReceiverInbox } from './inbox/inbox.js'
 export type { BackoffOptions } from './inbox/backoff.js'
 export type { InboxItem, InboxListQuery, InboxQueue, InboxRetryTarget, InboxStatus } from './contract/inbox-queue.js'

@@ -43,7 +43,7 @@ export interface ReceiverStore<TTransaction = undefined> {
    * or null. A failed or pending result whose handlers wait for the API asks again just before they run, since the
    * order may have been paid meanwhile; without it, only the claim's answer counts.
    */
-  paidBy?(payment: PaymentOfOrder): Promise<string | null>
+  paidBy?(claim: LeaseRef & OrderRef): Promise<string | null>
   /** The durable queue of inbox mode, for stores that have one (PostgreSQL, Redis). */
   openInbox?(): InboxQueue
   /**
@@ -69,10 +69,6 @@ export interface LeaseRef {
 export interface OrderRef {
   readonly orderNumber?: string
   readonly uid?: string
-}
-
-export interface PaymentOfOrder extends OrderRef {
-  readonly exchangeNumber: string
 }
 
 export interface ClaimRequest extends LeaseRef, OrderRef {

@@ -2,7 +2,7 @@ import { currentOfBits, STATE_BIT } from '../../core/payment.js'
 import { ownCopy } from '../../core/values.js'
 import { DEFAULT_RETENTION_MS } from '../../contract/store-options.js'
 import { MAX_TIMELINE_ENTRIES, type TimelineEntry, type TimelineQuery, timelineKey } from '../../contract/timeline.js'
-import { type Claim, isRegression, type LeaseRef, orderKey, type PaymentOfOrder, type ReceiverStore } from '../../contract/store.js'
+import { type Claim, isRegression, type LeaseRef, orderKey, type OrderRef, type ReceiverStore } from '../../contract/store.js'
 import { forgetBatch, forgetOldest } from './cap.js'
 import { MemoryPaymentBook } from './payment-book.js'
 import { MemorySweepLock } from './sweep-lock.js'
@@ -63,7 +63,7 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     forgetOldest(payments, payments.size - keep, (key, old) => key !== payment.key && (old.lease === undefined || old.lease.until <= now))
   }
 
-  function paidByNow(payment: PaymentOfOrder, now: number): string | null {
+  function paidByNow(payment: OrderRef & { readonly exchangeNumber: string }, now: number): string | null {
     const key = orderKey(payment)
     const order = key === undefined ? undefined : paid.get(key)
     return order !== undefined && order.until > now && order.exchangeNumber !== payment.exchangeNumber ? order.exchangeNumber : null

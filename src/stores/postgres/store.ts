@@ -7,7 +7,7 @@ import { checkPositiveInteger, DEFAULT_RETENTION_MS } from '../../contract/store
 import type { InboxQueue } from '../../contract/inbox-queue.js'
 import { once } from '../../contract/once.js'
 import type { PaymentBook, SweepLock } from '../../contract/payment-book.js'
-import type { Claim, ClaimRequest, Completion, PaymentOfOrder, Release, ReceiverStore } from '../../contract/store.js'
+import type { Claim, ClaimRequest, Completion, LeaseRef, OrderRef, Release, ReceiverStore } from '../../contract/store.js'
 import type { SeenResult } from '../../contract/payment-book.js'
 import { failureText } from '../../contract/book-query.js'
 import { blockingStates, claimOf, type ClaimRow, claimStatements } from './claims.js'
@@ -172,10 +172,10 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
       return answer
     },
 
-    async paidBy(payment: PaymentOfOrder): Promise<string | null> {
+    async paidBy(payment: LeaseRef & OrderRef): Promise<string | null> {
       if (payment.orderNumber === undefined) return null
       await ready()
-      const run = transactions?.heldQuery(payment.exchangeNumber) ?? query
+      const run = transactions?.heldQuery(payment) ?? query
       const [row] = (await run(sql.paidBy, [payment.exchangeNumber, payment.orderNumber, payment.uid ?? null])) as { paid_by: string }[]
       return row?.paid_by ?? null
     },

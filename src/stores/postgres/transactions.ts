@@ -207,11 +207,12 @@ export function transactionalClaims(client: PoolLike | PGliteLike, lockTimeoutMs
     },
 
     /**
-     * The open transaction of a claim this store holds on `exchangeNumber`, for a read the delivery makes while it
-     * holds it: PGlite is one session, so a read beside the transaction would wait for it to end.
+     * The open transaction of `lease`'s claim when this store holds it, for a read the delivery makes meanwhile:
+     * PGlite is one session, so a read beside the transaction would wait for it to end.
      */
-    heldQuery(exchangeNumber: string): Query | undefined {
-      return held.get(exchangeNumber)?.open?.query
+    heldQuery(lease: LeaseRef): Query | undefined {
+      const entry = held.get(lease.exchangeNumber)
+      return entry !== undefined && entry.owner === lease.owner && entry.state === lease.state ? entry.open?.query : undefined
     },
   }
 }
