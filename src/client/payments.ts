@@ -95,8 +95,9 @@ const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"'
 
 function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, name: string) => {
-    if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(parseInt(name.slice(2), 16))
-    if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)))
+    const code = name.startsWith('#x') || name.startsWith('#X') ? parseInt(name.slice(2), 16) : name.startsWith('#') ? Number(name.slice(1)) : undefined
+    // A reference past Unicode's last code point names no character: kept as written, as a browser shows U+FFFD.
+    if (code !== undefined) return code <= 0x10ffff ? String.fromCodePoint(code) : whole
     return ENTITIES[name.toLowerCase()] ?? whole
   })
 }

@@ -127,6 +127,8 @@ describe('createPayment against other answer shapes', () => {
     ['a redirect', 303, { location: '/api/pay/REDIRECTED' }, '', '/api/pay/REDIRECTED'],
     ['a meta refresh', 200, {}, '<meta http-equiv="refresh" content="0; url=/api/pay/META&amp;x=1">', '/api/pay/META&x=1'],
     ['a bare link', 200, {}, '<p><a href=\'https://bank.example/pay?a=1&amp;b=2\'>Pay</a></p>', 'https://bank.example/pay?a=1&b=2'],
+    // Past U+10FFFF: no character, kept as written (String.fromCodePoint would throw a RangeError).
+    ['a link with a reference to no character', 200, {}, '<a href="/api/pay/X?n=&#99999999;">Pay</a>', '/api/pay/X?n=&#99999999;'],
   ])('reads the next address from %s', async (_name, status, headers, html, expected) => {
     const server = createServer((_req, res) => {
       res.writeHead(status, { 'content-type': 'text/html', ...headers })
