@@ -43,7 +43,7 @@ export function readText(path: string): string {
   }
 }
 
-/** A JSON file; when it is not valid JSON the error names the line and column, never V8's message (which quotes the file). */
+/** A JSON file; when it is not valid JSON the error names the line and column, never JSON.parse's own message (which quotes the file). */
 export function readJsonFile(path: string): unknown {
   const text = readText(path)
   try {

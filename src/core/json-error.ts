@@ -1,6 +1,6 @@
 /**
- * Where `JSON.parse(text)` failed, as `line L, column C` (both from 1), or undefined when V8 gave no position.
- * Only the position is taken from V8's message, never the message itself: it can quote the text around the
+ * Where `JSON.parse(text)` failed, as `line L, column C` (both from 1), or undefined when the message gave no position.
+ * Only the position is taken from JSON.parse's message, never the message itself: it can quote the text around the
  * error, and the files read this way (a config, a state file) hold Auth Tokens and Checksum Tokens.
  */
 export function jsonErrorPlace(text: string, error: unknown): string | undefined {

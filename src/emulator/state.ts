@@ -316,7 +316,7 @@ export function loadState(state: EmulatorState, file: string): boolean {
   try {
     snapshot = JSON.parse(text)
   } catch (error) {
-    // Never V8's message, nor the error as a cause (printed with it): it quotes the file, which holds credentials.
+    // Never JSON.parse's message, nor the error as a cause (printed with it): it quotes the file, which holds credentials.
     const place = jsonErrorPlace(text, error)
     // eslint-disable-next-line preserve-caught-error -- the cause would carry the quoted text
     throw new TypeError(`the emulator state file ${file} is not valid JSON${place === undefined ? '' : ` (${place})`}`)
