@@ -135,7 +135,14 @@ export function listLimit(text: string | undefined): number {
   return value
 }
 
-/** Prints a listing's value as JSON with --json, else its lines. */
+/**
+ * A text that may be a buyer's or the merchant's (a name, an e-mail, an order number, a message), on one line and
+ * with no terminal control characters: an ESC or C1 control in a buyer's e-mail would otherwise reach the operator's
+ * terminal as a command (clear the screen, retitle the window).
+ */
+export const oneLine = (text: string): string => text.replace(/\p{Cc}/gu, '?')
+
+/** Prints a listing's value as JSON with --json (which escapes control characters itself), else its lines, each on one line. */
 export function listingPrinter(io: Io, json: boolean): (value: unknown, lines: string[]) => void {
-  return (value, lines) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.join('\n')}\n` : '')
+  return (value, lines) => io.out(json ? `${JSON.stringify(value, null, 2)}\n` : lines.length > 0 ? `${lines.map(oneLine).join('\n')}\n` : '')
 }

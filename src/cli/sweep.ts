@@ -8,7 +8,7 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Receiver, SweepReport } from '../receiver/receiver.js'
 import { parseArgs, UsageError } from './args.js'
-import { EXIT, helpRequested, type Io } from './common.js'
+import { EXIT, helpRequested, type Io, oneLine } from './common.js'
 
 export const SWEEP_HELP = `Usage: fpx-collect sweep --receiver <module> [--json]
 
@@ -51,9 +51,6 @@ async function load(path: string): Promise<{ receiver: SweepingReceiver; close?:
   if (!isReceiver(found)) throw new UsageError(`${path} exports no receiver: export it as default or as receiver (or a function returning it)`)
   return { receiver: found, ...(typeof module.close === 'function' ? { close: module.close as () => unknown } : {}) }
 }
-
-/** A text that may be the merchant's own (an order number), on one line and with no terminal control characters. */
-const oneLine = (text: string) => text.replace(/\p{Cc}/gu, '?')
 
 function text(report: SweepReport): string {
   if (!report.swept) return 'another process is sweeping this store: nothing done\n'
