@@ -35,6 +35,8 @@ export class VerifiedPayment {
    * merchants log) never show its raw values: a result may carry `token`, the Auth Token, which `fields` redacts.
    */
   readonly #message: Message
+  /** The credentials' own values (the Auth Token), redacted in `fields` under any name: names are not signed. */
+  #secrets: readonly string[] = []
 
   constructor(
     message: Message,
@@ -81,8 +83,19 @@ export class VerifiedPayment {
    */
   get fields(): Readonly<Record<string, unknown>> {
     const fields: Record<string, unknown> = Object.create(null)
-    this.#message.names.forEach((name, i) => (fields[name] = name === 'token' ? REDACTED : toPlain(this.#message.values[i] as FieldValue)))
+    this.#message.names.forEach((name, i) => {
+      const value = toPlain(this.#message.values[i] as FieldValue)
+      fields[name] = name === 'token' || (typeof value === 'string' && this.#secrets.includes(value)) ? REDACTED : value
+    })
     return Object.freeze(fields)
+  }
+
+  /**
+   * Redacts these values (the verifying set's Auth Token) in `fields` whatever their name: a buyer can resend a
+   * result that echoes the token with `token` renamed (`tokens` sorts to the same place), and the checksum matches.
+   */
+  hideValues(secrets: readonly (string | undefined)[]): void {
+    this.#secrets = secrets.filter((secret): secret is string => typeof secret === 'string' && secret !== '')
   }
 
   /** The signed values in order with their names, for the signature-only check. */

@@ -237,6 +237,7 @@ export class Verifier {
     verified.signerUid = found.key.signer
     verified.unsignedSource = unsigned === '' ? undefined : unsigned
     if (found.key.set !== undefined) signingSets.set(verified, found.key.set)
+    verified.hideValues([found.key.set?.authToken, found.key.token])
     return verified
   }
 
