@@ -2,7 +2,7 @@ import type { Diagnosis } from '../core/result/diagnosis.js'
 import { isReceiverError } from '../core/result/errors.js'
 import { verifyDelivery } from '../core/result/verify.js'
 import { parseArgs, UsageError } from './args.js'
-import { checksumToken, EXIT, helpRequested, type Io, readText, TOKEN_FLAG } from './common.js'
+import { checksumToken, EXIT, helpRequested, type Io, oneLine, readText, TOKEN_FLAG } from './common.js'
 
 export const VERIFY_HELP = `Usage: fpx-collect verify [file | -] [--content-type type] [--explain] [--json]
 
@@ -44,7 +44,7 @@ export async function verify(argv: readonly string[], io: Io, env: NodeJS.Proces
   const body = raw.replace(/\r?\n$/, '')
   const contentType = args.string('content-type') ?? (body.trimStart().startsWith('{') ? 'application/json' : 'application/x-www-form-urlencoded')
   const names = fieldNames(body, contentType)
-  const print = (report: Record<string, unknown>, lines: string[]) => io.out(args.boolean('json') ? `${JSON.stringify(report, null, 2)}\n` : `${lines.join('\n')}\n`)
+  const print = (report: Record<string, unknown>, lines: string[]) => io.out(args.boolean('json') ? `${JSON.stringify(report, null, 2)}\n` : `${lines.map(oneLine).join('\n')}\n`)
   try {
     const verified = await verifyDelivery({ body, contentType }, { checksumToken: token })
     const payment = verified.payment
