@@ -8,6 +8,23 @@ import { readUnsignedQuery } from './query-splits.js'
 
 const REDACTED = '[redacted]'
 
+/** Shorter secrets (a test's) are hidden where they are a whole value only: inside others they would mangle text. */
+const SHORTEST_INSIDE = 8
+
+/** `value` with every occurrence of each secret replaced by REDACTED, in nested objects and arrays too. */
+function hidden(value: unknown, secrets: readonly string[]): unknown {
+  if (secrets.length === 0) return value
+  if (typeof value === 'string') {
+    if (secrets.includes(value)) return REDACTED
+    return secrets.reduce((text, secret) => (secret.length >= SHORTEST_INSIDE && text.includes(secret) ? text.split(secret).join(REDACTED) : text), value)
+  }
+  if (Array.isArray(value)) return value.map((item) => hidden(item, secrets))
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = Object.create(null)
+  for (const [key, item] of Object.entries(value)) out[key] = hidden(item, secrets)
+  return out
+}
+
 /** A payment result whose checksum matched (or that came over the authenticated API), with valid fields. */
 export class VerifiedPayment {
   readonly state: PaymentState
@@ -84,15 +101,16 @@ export class VerifiedPayment {
   get fields(): Readonly<Record<string, unknown>> {
     const fields: Record<string, unknown> = Object.create(null)
     this.#message.names.forEach((name, i) => {
-      const value = toPlain(this.#message.values[i] as FieldValue)
-      fields[name] = name === 'token' || (typeof value === 'string' && this.#secrets.includes(value)) ? REDACTED : value
+      fields[name] = name === 'token' ? REDACTED : hidden(toPlain(this.#message.values[i] as FieldValue), this.#secrets)
     })
     return Object.freeze(fields)
   }
 
   /**
-   * Redacts these values (the verifying set's Auth Token) in `fields` whatever their name: a buyer can resend a
-   * result that echoes the token with `token` renamed (`tokens` sorts to the same place), and the checksum matches.
+   * Redacts these values (the verifying set's Auth Token) in `fields` whatever their name and wherever they stand: a
+   * buyer can resend a result that echoes the token with `token` renamed (`tokens` sorts to the same place), nested
+   * under a bracket name (`tokens[x]`, which the `flat` rendering signs as the genuine string), or joined with its
+   * neighbour into one value (`<status_url>|<token>`), and the checksum still matches.
    */
   hideValues(secrets: readonly (string | undefined)[]): void {
     this.#secrets = secrets.filter((secret): secret is string => typeof secret === 'string' && secret !== '')
