@@ -6,7 +6,7 @@
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError } from '../core/result/errors.js'
-import { type Parsed, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
+import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
@@ -48,11 +48,17 @@ function failureText(parts: ReceiveParts, response: ReceiverResponse, verified: 
 // What an unverified message may put in the refusal log: printable ASCII, no longer than the service's numbers.
 const PLAIN_NUMBER = /^[\x20-\x7e]{1,64}$/
 
-/** The numbers a refused delivery claims, never trusted (shown with `verified: false`). */
-function claimedNumbers(parsed: Parsed | undefined): { exchangeNumber: string | null; orderNumber: string | null } {
+/**
+ * The numbers a refused delivery claims, never trusted (shown with `verified: false`), and never a token: a result
+ * may echo the Auth Token, and names are not signed, so the buyer can resend theirs with the token's value under
+ * `order_number`; the console's refusals page and the payment's timeline show what was claimed. The tokens are the
+ * configured sets', and those of the keys the message was checked with (a resolver's set, asked once already).
+ */
+function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: unknown): { exchangeNumber: string | null; orderNumber: string | null } {
+  const secrets = [...verifier.sets.flatMap((set) => [set.authToken ?? '', set.checksumToken]), ...secretsTried(error)].filter((secret) => secret !== '')
   const claimed = (name: string): string | null => {
     const value = parsed?.fields.values[parsed.fields.names.indexOf(name)]
-    return typeof value === 'string' && PLAIN_NUMBER.test(value) ? value : null
+    return typeof value === 'string' && PLAIN_NUMBER.test(value) && !secrets.some((secret) => value.includes(secret)) ? value : null
   }
   return { exchangeNumber: claimed('exchange_number'), orderNumber: claimed('order_number') }
 }
@@ -88,7 +94,7 @@ async function receiveAttempt(parts: ReceiveParts, delivery: Delivery, receivedA
           verified = await verifier.check(parsed)
         }
       } catch (error) {
-        return refusal(parts, error, delivery.kind, { receivedAt, attempt, ...claimedNumbers(parsed) })
+        return refusal(parts, error, delivery.kind, { receivedAt, attempt, ...claimedNumbers(verifier, parsed, error) })
       }
       if (asked !== undefined) return rechecked(parts, asked, receivedAt, attempt)
       if (verified === undefined) throw new Error('unreachable: a delivery neither verified nor refused')

@@ -58,6 +58,18 @@ export interface Parsed {
   readonly undecodable?: ReceiverError
 }
 
+/**
+ * The tokens of the keys a refused message was checked with (its uid's set, or every configured one), kept beside
+ * the refusal rather than in it: what the refusal log keeps of the message must not be one of them
+ * (receive.ts, claimedNumbers).
+ */
+const triedSecrets = new WeakMap<ReceiverError, readonly string[]>()
+
+/** The tokens a refused message was checked with; none when it was refused before its keys were chosen. */
+export function secretsTried(error: unknown): readonly string[] {
+  return error instanceof ReceiverError ? (triedSecrets.get(error) ?? []) : []
+}
+
 /** The set whose Checksum Token verified a result, kept out of the result itself so that no copy of it holds a token. */
 const signingSets = new WeakMap<VerifiedPayment, CredentialSet>()
 
@@ -203,6 +215,24 @@ export class Verifier {
     if (!CHECKSUM_PATTERN.test(checksum)) throw new ReceiverError('checksum_malformed', 'the checksum field is not 64 hexadecimal characters')
     const uid = message.text('uid')
     const { keys, fallback, others } = await this.credentials.keysFor(uid)
+    try {
+      return await this.matchFields(raw, message, checksum, uid, keys, fallback, others, leading)
+    } catch (error) {
+      if (error instanceof ReceiverError) triedSecrets.set(error, keys.flatMap((key) => [key.token, key.set?.authToken ?? '']).filter((secret) => secret !== ''))
+      throw error
+    }
+  }
+
+  private async matchFields(
+    raw: RawDelivery,
+    message: Message,
+    checksum: string,
+    uid: string | undefined,
+    keys: readonly CandidateKey[],
+    fallback: boolean,
+    others: readonly CandidateKey[],
+    leading: string | undefined,
+  ): Promise<VerifiedPayment> {
     let signed = message
     let found = await match(message, checksum, keys)
     let unsigned = bodyIsEmpty(raw.body) ? leading : joinQuery(leading, queryText(raw.query))
