@@ -1,6 +1,6 @@
 import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
-import { quotedName, ReceiverError } from './errors.js'
+import { quotedUid, ReceiverError } from './errors.js'
 
 /*
  * The receiver's credential sets in one place: which Checksum Token a message's uid chooses (the set it names, or
@@ -88,9 +88,9 @@ export function unknownUid(uid: string | undefined, tried?: { readonly tokens: n
   if (tried === undefined)
     return new ReceiverError(
       'unknown_uid',
-      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid ${quotedName(uid)}`,
+      uid === undefined ? 'the message has no uid field, so its credential set cannot be chosen' : `no Checksum Token is configured for uid ${quotedUid(uid)}`,
     )
-  const which = uid === undefined ? 'the message has no uid field' : `uid ${quotedName(uid)} is not the API UID of any configured credential set`
+  const which = uid === undefined ? 'the message has no uid field' : `uid ${quotedUid(uid)} is not the API UID of any configured credential set`
   return new ReceiverError(
     'unknown_uid',
     `${which}, and its checksum matches none of the ${tried.tokens} configured Checksum Tokens (the message was altered or signed with a token that is not configured)`,
@@ -165,15 +165,15 @@ function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credenti
       try {
         found = await resolve(uid)
       } catch (error) {
-        throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedName(uid)}`, { cause: error })
+        throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedUid(uid)}`, { cause: error })
       }
       if (found === null || found === undefined || found === '') throw unknownUid(uid)
       const token = whole ? (found as CredentialSet).checksumToken : found
       if (!isChecksumToken(token))
-        throw new ReceiverError('credential_lookup_failed', `${name} gave ${notAToken(token)} for uid ${quotedName(uid)}, not a Checksum Token (a non-empty string)`)
+        throw new ReceiverError('credential_lookup_failed', `${name} gave ${notAToken(token)} for uid ${quotedUid(uid)}, not a Checksum Token (a non-empty string)`)
       const authToken = whole ? (found as CredentialSet).authToken : undefined
       if (whole && (typeof authToken !== 'string' || authToken === ''))
-        throw new ReceiverError('credential_lookup_failed', `resolveCredentials gave no authToken for uid ${quotedName(uid)}, so its results cannot be confirmed`)
+        throw new ReceiverError('credential_lookup_failed', `resolveCredentials gave no authToken for uid ${quotedUid(uid)}, so its results cannot be confirmed`)
       // Each uid has a token of its own: one that verifies the message names the uid it was looked up by.
       const set = { uid, checksumToken: token, ...(authToken === undefined ? {} : { authToken }) }
       return { keys: [{ token, credential: undefined, signer: uid, set }], fallback: false, others: [] }
