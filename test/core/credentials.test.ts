@@ -33,16 +33,16 @@ describe('credentials', () => {
   })
 
   it('refuses a uid no key can be chosen for with unknown_uid, in one wording per case and never naming a token', async () => {
-    await expect(credentials({ resolveChecksumToken: () => undefined }).keysFor('abc123')).rejects.toThrow(/^no Checksum Token is configured for uid "abc123"$/)
-    // A uid of no uid's form (an Auth Token moved under uid, say) is named by its length alone.
+    await expect(credentials({ resolveChecksumToken: () => undefined }).keysFor('u-x')).rejects.toThrow(/^no Checksum Token is configured for uid "u-x"$/)
+    // A uid of the Auth Token's form (the token moved under uid by a buyer) is never repeated.
     await expect(credentials({ resolveChecksumToken: () => undefined }).keysFor('DemoAuthToken0000000')).rejects.toThrow(
-      /^no Checksum Token is configured for uid of 20 characters \(not repeated: it has neither an API UID's nor a merchant id's form\)$/,
+      /^no Checksum Token is configured for uid of 20 letters and digits \(not repeated: an Auth Token has that form\)$/,
     )
     await expect(credentials({ resolveChecksumToken: () => TOKEN_A }).keysFor(undefined)).rejects.toThrow(/^the message has no uid field, so its credential set cannot be chosen$/)
-    const tried = unknownUid('0c0ffee0-d3e0-4a11-8f00-00000000d3e0', { tokens: 3 })
+    const tried = unknownUid('u-x', { tokens: 3 })
     expect([tried.code, tried.message]).toEqual([
       'unknown_uid',
-      'uid "0c0ffee0-d3e0-4a11-8f00-00000000d3e0" is not the API UID of any configured credential set, and its checksum matches none of the 3 configured Checksum Tokens (the message was altered or signed with a token that is not configured)',
+      'uid "u-x" is not the API UID of any configured credential set, and its checksum matches none of the 3 configured Checksum Tokens (the message was altered or signed with a token that is not configured)',
     ])
     expect(unknownUid(undefined, { tokens: 2 }).message).toMatch(/^the message has no uid field, and its checksum matches none of the 2 configured/)
   })

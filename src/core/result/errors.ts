@@ -76,16 +76,17 @@ export function quotedName(name: string): string {
   return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
 }
 
-/** A uid of the forms the service signs: an API UID (a UUID) or a hexadecimal merchant id. */
-const UID_FORM = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{1,40})$/i
+/** The Auth Token's form (spec, Credentials): 20 letters or digits. */
+const AUTH_TOKEN_FORM = /^[A-Za-z0-9]{20}$/
 
 /**
- * An unverified uid as a refusal message names it: quoted when it has a uid's form, else only its length. Names are
- * not signed, and a result may echo the Auth Token as `token`: the buyer can resend theirs with the token's value
- * under `uid`, and a message that quoted it would put the token in the answer, the log and the console.
+ * An unverified uid as a refusal message names it: quoted, unless it has the Auth Token's form, then only its
+ * length. Names are not signed, and a result may echo the Auth Token as `token`: the buyer can resend theirs with
+ * the token's value under `uid`, and a message that quoted it would put the token in the answer, the log and the
+ * console. No API UID (a UUID) or merchant id has that form.
  */
 export function quotedUid(uid: string): string {
-  return UID_FORM.test(uid) ? quotedName(uid) : `of ${uid.length} character${uid.length === 1 ? '' : 's'} (not repeated: it has neither an API UID's nor a merchant id's form)`
+  return AUTH_TOKEN_FORM.test(uid) ? 'of 20 letters and digits (not repeated: an Auth Token has that form)' : quotedName(uid)
 }
 
 export function isReceiverError(value: unknown): value is ReceiverError {
