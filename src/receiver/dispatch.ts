@@ -60,6 +60,19 @@ export async function answeredWithin<T>(call: Promise<T>, withinMs: number): Pro
   }
 }
 
+/** Resolves when `holder` settles or `leaseLeftMs` has passed, whichever comes first; never rejects. */
+async function withinLease(holder: Promise<unknown>, leaseLeftMs: number): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const leaseEnd = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.max(1, leaseLeftMs))
+  })
+  try {
+    await Promise.race([holder.then(() => undefined, () => undefined), leaseEnd])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 /** How long a delivery waits for one store call, with a lease of `leaseMs`. */
 const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
 /**
@@ -87,8 +100,11 @@ export interface DispatchParts<TTransaction> {
 export const NOT_CONFIRMED_YET: ReadonlySet<string> = new Set(['confirmation_pending', 'confirmation_unavailable'])
 
 export class Dispatcher<TTransaction> {
-  /** Deliveries of each exchange_number being handled in this process: a second one waits for the first. */
-  private readonly running = new Map<string, Promise<unknown>>()
+  /**
+   * Deliveries of each exchange_number being handled in this process, and when their lease ends (performance.now()):
+   * a second one waits for the first, until that end at most.
+   */
+  private readonly running = new Map<string, { readonly handling: Promise<unknown>; readonly leaseEnds: number }>()
   private ownerTag: string | undefined
   private owners = 0
 
@@ -134,10 +150,14 @@ export class Dispatcher<TTransaction> {
         return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
       }
       if (claim.outcome !== 'busy') break
-      // Held by a delivery in this process: wait for it, then ask again.
+      // Held by a delivery in this process: wait for it, then ask again. No longer than its lease, though: a handler
+      // stuck for good (an upstream call with no time-out) must not hold the payment here for ever, when another
+      // process would take it over once the lease ran out.
       const here = waitHere ? this.running.get(verified.exchangeNumber) : undefined
       if (here !== undefined) {
-        await here.catch(() => undefined)
+        // Past the end this process expected (a store's own leaseMs may be longer), the store's says how long is left.
+        const left = here.leaseEnds - performance.now()
+        await withinLease(here.handling, left > 0 ? left : claim.retryAfterMs)
         continue
       }
       // Held elsewhere: wait for the holder where the store can tell when it is done, and ask again, within the wait.
@@ -167,12 +187,12 @@ export class Dispatcher<TTransaction> {
       logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
       return acknowledged('stale', verified)
     }
-    const handling = this.handle(verified, kind, confirmed, request, claim)
-    this.running.set(verified.exchangeNumber, handling)
+    const running = { handling: this.handle(verified, kind, confirmed, request, claim), leaseEnds: performance.now() + leaseMs }
+    this.running.set(verified.exchangeNumber, running)
     try {
-      return await handling
+      return await running.handling
     } finally {
-      if (this.running.get(verified.exchangeNumber) === handling) this.running.delete(verified.exchangeNumber)
+      if (this.running.get(verified.exchangeNumber) === running) this.running.delete(verified.exchangeNumber)
     }
   }
 
