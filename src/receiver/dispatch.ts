@@ -47,11 +47,11 @@ const MOST_WAITS = 3
  */
 const STORE_ANSWERS_WITHIN_MS = 10_000
 
-/** `call`, or a rejection once `withinMs` has passed without its answer. */
-export async function answeredWithin<T>(call: Promise<T>, withinMs: number): Promise<T> {
+/** `call`, or a rejection once `withinMs` has passed without its answer (from `who`: the store unless said). */
+export async function answeredWithin<T>(call: Promise<T>, withinMs: number, who = 'the store'): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`the store did not answer within ${withinMs} ms`)), withinMs)
+    timer = setTimeout(() => reject(new Error(`${who} did not answer within ${withinMs} ms`)), withinMs)
   })
   try {
     return await Promise.race([call, late])

@@ -6,7 +6,7 @@ import type { ReceiverStore } from '../contract/store.js'
 import { memoryStore } from '../stores/memory/store.js'
 import { type AcceptingInbox, createInbox, disabledInbox } from '../inbox/inbox.js'
 import type { Confirmer, ConfirmingClient } from './confirm.js'
-import { Dispatcher, failureOf } from './dispatch.js'
+import { answeredWithin, Dispatcher, failureOf } from './dispatch.js'
 import type { PaymentEvent, PaymentEventName, PaymentHandler } from './events.js'
 import { Hooks } from './hooks.js'
 import type { Receiver, ReceiverOptions } from './options.js'
@@ -120,7 +120,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     book,
     client: api === undefined ? undefined : (uid) => lookupClient(options, verifier, uid),
     uids: listedUids(options, verifier),
-    handOver: (fields, uid) => receiveTrusted(parts, fields, uid),
+    // A pass waits for each result it hands over, renewing its lock meanwhile: a handler stuck for good must not keep
+    // it, and every process's sweeper with it, waiting for ever. Twice the lease: past that, the claim the handlers
+    // ran under is lost anyway (the stuck run goes on by itself; the payment is looked up again).
+    handOver: (fields, uid) => answeredWithin(receiveTrusted(parts, fields, uid), 2 * leaseMs, 'the receiver'),
     timeline,
     telemetry,
     logger,
