@@ -60,19 +60,6 @@ export async function answeredWithin<T>(call: Promise<T>, withinMs: number, who 
   }
 }
 
-/** Resolves when `holder` settles or `leaseLeftMs` has passed, whichever comes first; never rejects. */
-async function withinLease(holder: Promise<unknown>, leaseLeftMs: number): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined
-  const leaseEnd = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.max(1, leaseLeftMs))
-  })
-  try {
-    await Promise.race([holder.then(() => undefined, () => undefined), leaseEnd])
-  } finally {
-    clearTimeout(timer)
-  }
-}
-
 /** How long a delivery waits for one store call, with a lease of `leaseMs`. */
 const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
 /**
@@ -157,7 +144,7 @@ export class Dispatcher<TTransaction> {
       if (here !== undefined) {
         // Past the end this process expected (a store's own leaseMs may be longer), the store's says how long is left.
         const left = here.leaseEnds - performance.now()
-        await withinLease(here.handling, left > 0 ? left : claim.retryAfterMs)
+        await answeredWithin(here.handling, Math.max(1, left > 0 ? left : claim.retryAfterMs), 'the delivery holding it').catch(() => undefined)
         continue
       }
       // Held elsewhere: wait for the holder where the store can tell when it is done, and ask again, within the wait.
