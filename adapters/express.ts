@@ -68,6 +68,8 @@ export interface ExpressConsoleOptions extends Omit<ConsoleOptions, 'authorize' 
   authorize?: (request: Request, expressRequest: ExpressRequest) => Authorization | Promise<Authorization>
 }
 
+const MOUNT_PATHS_KEPT = 16
+
 /**
  * The operator's console, mounted under a path: `app.use('/admin/payments', fpxConsole(receiver, { authorize }))`.
  * Refuses every request until `authorize` lets it through (docs/operations.md, "The console").
@@ -76,12 +78,17 @@ export function fpxConsole(receiver: ConsoleReceiver, options: ExpressConsoleOpt
   const natives = new WeakMap<Request, ExpressRequest>()
   const { authorize } = options
   const base = { ...options, authorize: authorize === undefined ? undefined : (request: Request) => authorize(request, natives.get(request) as ExpressRequest) }
-  // One handler per mount path (Express tells it per request, as req.baseUrl): its links start with it.
+  // One handler per mount path (Express tells it per request, as req.baseUrl): its links start with it. Kept for a
+  // few paths only: a mount path with parameters, or another casing of a fixed one (Express matches either way),
+  // lets anyone make new ones, and a request must not grow the process before it is authorized.
   const handlers = new Map<string, ConsoleHandler>()
   return (request, response, next) => {
     const basePath = (request as { baseUrl?: string }).baseUrl ?? ''
     let handler = handlers.get(basePath)
-    if (handler === undefined) handlers.set(basePath, (handler = createConsole(receiver, { ...base, basePath })))
+    if (handler === undefined) {
+      handler = createConsole(receiver, { ...base, basePath })
+      if (handlers.size < MOUNT_PATHS_KEPT) handlers.set(basePath, handler)
+    }
     fetchRequest({ request, url: request.originalUrl ?? request.url ?? '/', parsed: request.body })
       .then((fetched) => {
         natives.set(fetched, request)
