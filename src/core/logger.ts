@@ -52,3 +52,10 @@ export function safeLogger(logger: LoggerOption | undefined): Logger {
         }
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') }
 }
+
+/**
+ * Where a receiver keeps its logger (the merchant's, made safe) for the adapters' shared code (http/answers.ts),
+ * which logs the app's own faults around the receiver, such as an onResult that threw. A symbol-keyed property
+ * rather than a public one: a receiver spread into a wrapper (`{ ...receiver, handle }`) keeps it.
+ */
+export const RECEIVER_LOGGER: unique symbol = Symbol.for('fpx-collect.receiverLogger')

@@ -1,7 +1,9 @@
 import { escapeHtml, htmlPage } from './html-page.js'
 import type { Payment, PaymentState } from '../core/payment.js'
 import type { Delivery, DeliveryHandler, ReceiverResponse } from '../receiver/receiver.js'
-import { type Recheck, recheckOf } from '../receiver/responses.js'
+import { type Recheck, recheckOf, refused } from '../receiver/responses.js'
+import { type Logger, RECEIVER_LOGGER, safeLogger } from '../core/logger.js'
+import { ReceiverError } from '../core/result/errors.js'
 
 /** What an adapter sends back: framework-neutral. */
 export interface HttpAnswer {
@@ -138,8 +140,9 @@ export async function answerRedirect<TContext>(
 ): Promise<HttpAnswer> {
   const payment = response.payment
   if (options.onResult !== undefined) {
-    const own = await options.onResult({ response, payment }, context)
-    return { status: own.status ?? 200, headers: { ...HTML, ...own.headers }, body: own.body ?? '' }
+    const answer = sendable(await options.onResult({ response, payment }, context))
+    if (typeof answer === 'string') throw new TypeError(`onResult's answer cannot be sent: ${answer}`)
+    return answer
   }
   // Verified but not handled yet: the buyer is told it is being confirmed, and the page checks again.
   const recheck = recheckOf(response)
@@ -158,9 +161,53 @@ export function answerCallback(response: ReceiverResponse): HttpAnswer {
   return { status: response.status, headers: response.headers, body: response.body }
 }
 
+// A header name is a token; a value is what every platform can send: no CR, LF, NUL or other control but tab, and
+// no character past Latin-1 (Node refuses controls, the fetch API characters past U+00FF).
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/
+// Statuses whose answer carries no body: Node drops one, the fetch API's Response refuses one.
+const NO_BODY = new Set([204, 205, 304])
+
+/**
+ * An app's onResult answer as every adapter can send it alike, or why none can: an invalid status, header or body
+ * would make one framework throw, another send it as JSON or text, the fetch API refuse it.
+ */
+function sendable(own: unknown): HttpAnswer | string {
+  if (own === null || typeof own !== 'object') return `it answered ${own === null ? 'null' : typeof own}, not an object`
+  const { status = 200, headers = {}, body = '' } = own as { status?: unknown; headers?: unknown; body?: unknown }
+  if (typeof status !== 'number' || !Number.isInteger(status) || status < 200 || status > 599) return 'its status is not an integer from 200 to 599'
+  if (headers === null || typeof headers !== 'object') return 'its headers are not an object'
+  if (typeof body !== 'string') return `its body is ${body === null ? 'null' : typeof body}, not text`
+  const checked: Record<string, string> = {}
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) return `a header name is not a valid token (${JSON.stringify(name.slice(0, 64))})`
+    if (typeof value !== 'string' || !HEADER_VALUE.test(value)) return `the value of its ${name} header is not header text`
+    checked[name] = value
+  }
+  return { status, headers: { ...HTML, ...checked }, body: NO_BODY.has(status) ? '' : body }
+}
+
+/** The logger of the receiver an adapter was given (the merchant's, made safe), else the console's. */
+function loggerOf(receiver: DeliveryHandler): Logger {
+  const kept = (receiver as { [RECEIVER_LOGGER]?: Logger })[RECEIVER_LOGGER]
+  return kept ?? safeLogger(undefined)
+}
+
+/**
+ * What a fault of the app's (or ours) around the receiver answers, on every adapter alike: 500 internal_error, as a
+ * page for the buyer's browser, as the receiver's JSON for a callback. Never the framework's own error page, which
+ * may show a stack, and never a throw: Express takes a thrown 'route' or undefined as "go on to the next route".
+ */
+function faultAnswer(kind: Delivery['kind']): HttpAnswer {
+  if (kind === 'redirect') return errorPage(500, 'internal_error')
+  const error = new ReceiverError('internal_error', 'unexpected error while answering a delivery')
+  return answerCallback(refused(error, 'failed'))
+}
+
 /**
  * Everything an adapter does once it has the raw delivery: handle it, then answer as a callback or a redirect.
- * Adapters hold no other logic.
+ * Adapters hold no other logic. Never rejects: whatever the app's onResult throws, or answers that HTTP cannot
+ * carry, is logged and answered 500 `internal_error`.
  */
 export async function answerDelivery<TContext>(
   receiver: DeliveryHandler,
@@ -168,6 +215,27 @@ export async function answerDelivery<TContext>(
   redirect: RedirectOptions<TContext> | undefined,
   context: TContext,
 ): Promise<HttpAnswer> {
-  const response = await receiver.handle(delivery)
-  return delivery.kind === 'redirect' ? answerRedirect(response, redirect ?? {}, context) : answerCallback(response)
+  let response: ReceiverResponse
+  try {
+    response = await receiver.handle(delivery)
+  } catch (error) {
+    loggerOf(receiver).error({ err: error, delivery: delivery.kind }, 'the receiver threw while handling a delivery; answered 500 internal_error')
+    return faultAnswer(delivery.kind)
+  }
+  if (delivery.kind !== 'redirect') return answerCallback(response)
+  const options = redirect ?? {}
+  if (options.onResult === undefined) return answerRedirect(response, options, context)
+  const log = { delivery: delivery.kind, outcome: response.outcome, ...(response.payment === undefined ? {} : { exchangeNumber: response.payment.exchangeNumber }) }
+  let own: unknown
+  try {
+    own = await options.onResult({ response, payment: response.payment }, context)
+  } catch (error) {
+    loggerOf(receiver).error({ ...log, err: error }, "the app's onResult threw; the browser was answered 500 internal_error")
+    return faultAnswer(delivery.kind)
+  }
+  const answer = sendable(own)
+  if (typeof answer !== 'string') return answer
+  const error = new TypeError(`onResult's answer cannot be sent: ${answer}`)
+  loggerOf(receiver).error({ ...log, err: error }, `the app's onResult answered what HTTP cannot carry (${answer}); the browser was answered 500 internal_error`)
+  return faultAnswer(delivery.kind)
 }

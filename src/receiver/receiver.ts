@@ -1,5 +1,5 @@
 import { type ClientOptions, createClient } from '../client/index.js'
-import { safeLogger } from '../core/logger.js'
+import { RECEIVER_LOGGER, safeLogger } from '../core/logger.js'
 import type { CredentialSet } from '../core/result/credentials.js'
 import { Verifier } from '../core/result/verify.js'
 import type { ReceiverStore } from '../contract/store.js'
@@ -156,7 +156,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     timeline,
   })
 
-  return {
+  const receiver: Receiver<TTransaction> = {
     inbox: inbox ?? disabledInbox(),
     operator,
     on(name, handler) {
@@ -197,6 +197,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     maxBodyBytes: verifier.maxBodyBytes,
     bodyTimeoutMs: verifier.bodyTimeoutMs,
   }
+  // For the adapters' shared code, which logs the app's faults around the receiver (an onResult that threw).
+  return Object.assign(receiver, { [RECEIVER_LOGGER]: logger })
 }
 
 /** The API client options of one credential set, for the receiver's own clients. */

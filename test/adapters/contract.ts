@@ -19,6 +19,7 @@ import {
 } from './harness.js'
 import { formBody, indexOf, moved, type Pairs, signedPairs } from '../receiver/rearrange.js'
 import { confirmedAttackContract } from './confirmed-attacks.js'
+import { appFaultContract } from './app-faults.js'
 import { faultContract } from './faults.js'
 import { hostileInputContract } from './hostile-input.js'
 
@@ -30,6 +31,7 @@ export function adapterContract(open: Open): void {
   hostileInputContract(open)
   confirmedAttackContract(open)
   faultContract(open)
+  appFaultContract(open)
 
   it('answers a signed callback 200 OK and runs the handler once', async () => {
     const { url, runs } = await start()

@@ -55,6 +55,39 @@ describe.each(versions)('%s adapter', (name, express, major) => {
     }
   })
 
+  it("answers 500 internal_error when onResult throws 'route', never running the app's next route for the path", async () => {
+    const { receiver, runs } = recordedReceiver()
+    const app = express()
+    let nextRan = 0
+    for (const thrown of ['route', 'router', undefined]) {
+      const path = `/fpx/redirect-${String(thrown)}`
+      app.post(
+        path,
+        fpxRedirect(receiver, {
+          onResult: () => {
+            throw thrown
+          },
+        }),
+      )
+      app.post(path, (_request, response) => {
+        nextRan += 1
+        response.send('another route answered')
+      })
+    }
+    const started = await serve(app)
+    try {
+      for (const thrown of ['route', 'router', undefined]) {
+        const reply = await post(started.url, `/fpx/redirect-${String(thrown)}`, signed())
+        expect([String(thrown), reply.status, reply.headers['content-type']]).toEqual([String(thrown), 500, 'text/html; charset=utf-8'])
+        expect(reply.text).toContain('internal_error')
+      }
+      expect(nextRan).toBe(0)
+      expect(runs).toHaveLength(3)
+    } finally {
+      await started.close()
+    }
+  })
+
   describe('behind a body parser', () => {
     /** The app's own parser, mounted for every route before the payment routes: the usual mistake. */
     const behind = (parser: () => ReturnType<Express['json']>) =>
