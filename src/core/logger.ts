@@ -34,7 +34,8 @@ export const consoleLogger: Logger = {
 /**
  * The merchant's logger, made unable to throw: a log line is never worth a delivery's answer (a logger that threw
  * on the way out of a refusal made handle() throw, and one that threw after the handlers ran turned a processed
- * payment into a 500). Without a logger, warnings and errors go to the console; `false` silences everything.
+ * payment into a 500), nor reject (an async logger's rejection, unhandled, ends a Node process). Without a logger,
+ * warnings and errors go to the console; `false` silences everything.
  */
 export function safeLogger(logger: LoggerOption | undefined): Logger {
   if (logger === false) return silentLogger
@@ -45,7 +46,10 @@ export function safeLogger(logger: LoggerOption | undefined): Logger {
       ? ignore
       : (details: object, message: string): void => {
           try {
-            chosen[name](details, message)
+            const written: unknown = chosen[name](details, message)
+            // An async logger (one that ships lines somewhere) may reject: left alone, that rejection is unhandled,
+            // and Node ends the process for it. Not awaited either: a line is never worth holding an answer.
+            if (typeof (written as { then?: unknown } | null)?.then === 'function') (written as PromiseLike<unknown>).then(undefined, ignore)
           } catch {
             // Nowhere left to report it.
           }

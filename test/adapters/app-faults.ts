@@ -135,6 +135,15 @@ export function appFaultContract(open: Open): void {
       },
     ],
     [
+      'rejects (an async logger)',
+      () => {
+        const fail = async () => {
+          throw new Error('log sink down')
+        }
+        return { debug: fail, info: fail, warn: fail, error: fail } as unknown as Logger
+      },
+    ],
+    [
       'never answers (an async logger)',
       () => {
         const hang = () => new Promise<void>(() => {})
