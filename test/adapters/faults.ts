@@ -189,6 +189,29 @@ export function faultContract(open: Open): void {
     expect(runs).toEqual(at === 'claim' ? [] : [`${genuine.exchangeNumber}:succeeded`])
   })
 
+  it.each(['throw', 'reject'] as const)(
+    'fault: the store %ss while a delivery waits for the payment held elsewhere: the same 409 in_progress either way, logged, no handler',
+    async (how) => {
+      const cause = new Error('Connection is closed.')
+      const base = memoryStore()
+      // Another process holds the payment (the claim answers busy), and waiting for its end fails.
+      const store: ReceiverStore = {
+        ...base,
+        claim: async () => ({ outcome: 'busy', retryAfterMs: 1000 }),
+        awaitLeaseEnd: () => {
+          if (how === 'throw') throw cause
+          return Promise.reject(cause)
+        },
+      }
+      const { url, runs, lines } = await app({ store })
+      const reply = await deliver(url, await svc.pay('approve'))
+      expect([reply.status, errorOf(reply).code]).toEqual([409, 'in_progress'])
+      expect(reply.headers['retry-after']).toBeDefined()
+      expect(lines.some((line) => (line.level === 'warn' || line.level === 'error') && line.details.err === cause)).toBe(true)
+      expect(runs).toHaveLength(0)
+    },
+  )
+
   it.each(['throw', 'reject'] as const)('fault: the store %ss on complete, after the handlers: 503 store_unavailable, logged', async (how) => {
     const cause = new Error('READONLY You can\'t write against a read only replica.')
     const { url, runs, lines } = await app({ store: faultyStore({ complete: { error: cause, how } }) })
