@@ -88,8 +88,8 @@ function route(source: ReceiverSource, kind: DeliveryKind, redirect?: RedirectOp
     }
     // A fetch body can be read only once: when the app read it first, explain that instead of failing the read.
     const delivery = request.bodyUsed ? { ...base, consumedBy: CONSUMED_BY, consumedAdvice: CLONE_ADVICE } : { ...base, readBody: (limit: number) => readLimited(request, limit) }
-    const receiver = typeof source === 'function' ? source() : source
-    const answer = await answerDelivery(receiver, delivery, redirect, request)
+    // The function is called per request, inside answerDelivery: one that throws (no secrets yet) is answered 500.
+    const answer = await answerDelivery(source, delivery, redirect, request)
     try {
       return new Response(answer.body === '' ? null : answer.body, { status: answer.status, headers: answer.headers })
     } catch {

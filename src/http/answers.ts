@@ -188,8 +188,8 @@ function sendable(own: unknown): HttpAnswer | string {
 }
 
 /** The logger of the receiver an adapter was given (the merchant's, made safe), else the console's. */
-function loggerOf(receiver: DeliveryHandler): Logger {
-  const kept = (receiver as { [RECEIVER_LOGGER]?: Logger })[RECEIVER_LOGGER]
+function loggerOf(receiver: DeliveryHandler | undefined): Logger {
+  const kept = (receiver as { [RECEIVER_LOGGER]?: Logger } | undefined)?.[RECEIVER_LOGGER]
   return kept ?? safeLogger(undefined)
 }
 
@@ -206,20 +206,23 @@ function faultAnswer(kind: Delivery['kind']): HttpAnswer {
 
 /**
  * Everything an adapter does once it has the raw delivery: handle it, then answer as a callback or a redirect.
- * Adapters hold no other logic. Never rejects: whatever the app's onResult throws, or answers that HTTP cannot
- * carry, is logged and answered 500 `internal_error`.
+ * Adapters hold no other logic. `source` is the receiver, or the app's function that answers it (the fetch
+ * adapter's, called per request). Never rejects: whatever that function, the app's onResult throws, or onResult
+ * answers that HTTP cannot carry, is logged and answered 500 `internal_error`.
  */
 export async function answerDelivery<TContext>(
-  receiver: DeliveryHandler,
+  source: DeliveryHandler | (() => DeliveryHandler),
   delivery: Delivery,
   redirect: RedirectOptions<TContext> | undefined,
   context: TContext,
 ): Promise<HttpAnswer> {
+  let receiver: DeliveryHandler | undefined
   let response: ReceiverResponse
   try {
+    receiver = typeof source === 'function' ? source() : source
     response = await receiver.handle(delivery)
   } catch (error) {
-    loggerOf(receiver).error({ err: error, delivery: delivery.kind }, 'the receiver threw while handling a delivery; answered 500 internal_error')
+    loggerOf(receiver).error({ err: error, delivery: delivery.kind }, 'the receiver could not be had (the function answering it threw) or threw while handling a delivery; answered 500 internal_error')
     return faultAnswer(delivery.kind)
   }
   if (delivery.kind !== 'redirect') return answerCallback(response)

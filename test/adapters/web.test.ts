@@ -1,11 +1,11 @@
 import type { RequestListener } from 'node:http'
 import { Readable } from 'node:stream'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { fpxCallback, fpxRedirect, type WebHandler } from '../../adapters/web.js'
 import { createReceiver } from '../../src/index.js'
 import { samplePaymentFields } from '../../src/testing.js'
 import { adapterContract } from './contract.js'
-import { FORM, MAX_BODY_BYTES, oversizeBody, pendingFields, recordedReceiver, serve, signed, tampered, TOKEN } from './harness.js'
+import { errorOf, FORM, MAX_BODY_BYTES, oversizeBody, pendingFields, post, recordedReceiver, serve, signed, tampered, TOKEN } from './harness.js'
 
 /** Headers that describe the Node connection, not the message; the fetch Request sets its own framing. */
 const CONNECTION_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'host'])
@@ -38,6 +38,29 @@ describe('web adapter over HTTP', () => {
   adapterContract((receiver, redirect) =>
     serve(bridge({ '/fpx/callback': fpxCallback(receiver), '/fpx/redirect': fpxRedirect(receiver, redirect) })),
   )
+})
+
+describe('web adapter over HTTP, with a receiver function that throws (the app cannot make its receiver)', () => {
+  it('answers 500 internal_error (JSON for a callback, the error page for the browser) and logs the cause', async () => {
+    const cause = new Error('FPX_CHECKSUM_TOKEN is not set')
+    const getReceiver = (): never => {
+      throw cause
+    }
+    const errors: unknown[][] = []
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void errors.push(args))
+    const started = await serve(bridge({ '/fpx/callback': fpxCallback(getReceiver), '/fpx/redirect': fpxRedirect(getReceiver, { successUrl: '/paid' }) }))
+    try {
+      const callback = await post(started.url, '/fpx/callback', signed())
+      expect([callback.status, errorOf(callback).code]).toEqual([500, 'internal_error'])
+      const page = await post(started.url, '/fpx/redirect', signed())
+      expect([page.status, page.headers['content-type']]).toEqual([500, 'text/html; charset=utf-8'])
+      expect(page.text).toContain('internal_error')
+      expect(errors.filter((args) => (args[1] as { err?: unknown } | undefined)?.err === cause)).toHaveLength(2)
+    } finally {
+      spy.mockRestore()
+      await started.close()
+    }
+  })
 })
 
 describe('web adapter called with Request objects', () => {
