@@ -148,17 +148,19 @@ export class Dispatcher<TTransaction> {
         continue
       }
       // Held elsewhere: wait for the holder where the store can tell when it is done, and ask again, within the wait.
-      const awaitLeaseEnd = store.awaitLeaseEnd?.bind(store)
-      if (awaitLeaseEnd !== undefined && waits < MOST_WAITS) {
+      if (store.awaitLeaseEnd !== undefined && waits < MOST_WAITS) {
         waitEnds ??= performance.now() + Math.min(claim.retryAfterMs, WAITS_FOR_HOLDER_MS)
         const left = Math.floor(waitEnds - performance.now())
         if (left > 0) {
           askedAgain = true
           waits++
           // A wait that fails, by throwing or by rejecting alike, is noted and ends: the claim asked again decides.
-          const end = await Promise.resolve()
-            .then(() => awaitLeaseEnd(verified.exchangeNumber, left))
-            .catch((error: unknown) => void logger.warn({ ...log, err: error }, "the store failed to wait for the payment's holder; asking for the claim again"))
+          let end: unknown
+          try {
+            end = await store.awaitLeaseEnd(verified.exchangeNumber, left)
+          } catch (error) {
+            logger.warn({ ...log, err: error }, "the store failed to wait for the payment's holder; asking for the claim again")
+          }
           // The holder completed this very state, as the store announced: the claim would answer duplicate.
           if (completedState(end) === verified.state) return acknowledged('duplicate', verified)
           continue
