@@ -44,17 +44,22 @@ export function safeLogger(logger: LoggerOption | undefined): Logger {
     // The console's quiet levels are this module's own and never change: nothing to wrap.
     chosen === consoleLogger && consoleLogger[name] === ignore
       ? ignore
-      : (details: object, message: string): void => {
-          try {
-            const written: unknown = chosen[name](details, message)
-            // An async logger (one that ships lines somewhere) may reject: left alone, that rejection is unhandled,
-            // and Node ends the process for it. Not awaited either: a line is never worth holding an answer.
-            if (typeof (written as { then?: unknown } | null)?.then === 'function') (written as PromiseLike<unknown>).then(undefined, ignore)
-          } catch {
-            // Nowhere left to report it.
-          }
-        }
+      : (details: object, message: string): void => logSafely(() => chosen[name](details, message))
   return { debug: level('debug'), info: level('info'), warn: level('warn'), error: level('error') }
+}
+
+/**
+ * Writes one line through a merchant's logger, which may throw or, async, reject: neither reaches the caller. An
+ * async logger's rejection left alone is unhandled, and Node ends the process for it; it is not awaited either, as
+ * a line is never worth holding an answer.
+ */
+export function logSafely(write: () => unknown): void {
+  try {
+    const written = write()
+    if (typeof (written as { then?: unknown } | null)?.then === 'function') (written as PromiseLike<unknown>).then(undefined, ignore)
+  } catch {
+    // Nowhere left to report it.
+  }
 }
 
 /**

@@ -2,7 +2,7 @@
  * What a Redis server would forget of the handled states: the Redis store asks once, when it starts working,
  * and warns loudly (as BullMQ does about eviction) when a restart or an eviction would make handlers run again.
  */
-import type { Logger } from '../../core/logger.js'
+import { type Logger, logSafely } from '../../core/logger.js'
 import type { RawCommand } from './client.js'
 
 export interface RedisDurability {
@@ -123,7 +123,7 @@ export async function inspectRedis(send: RawCommand): Promise<RedisDurability> {
 // Each warning once per logger: an app making a store per request (or a test suite) is told, not flooded.
 const warned = new WeakMap<object, Set<string>>()
 
-/** Logs what `inspectRedis` found: each problem as a warning (once per logger and message). */
+/** Logs what `inspectRedis` found: each problem as a warning (once per logger and message), never throwing. */
 export function reportDurability(durability: RedisDurability, logger: Pick<Logger, 'warn' | 'debug'>): void {
   const seen = warned.get(logger) ?? new Set<string>()
   warned.set(logger, seen)
@@ -133,11 +133,11 @@ export function reportDurability(durability: RedisDurability, logger: Pick<Logge
     maxmemoryPolicy: durability.maxmemoryPolicy,
     restartForgets: durability.restartForgets,
   }
-  if (durability.warnings.length === 0) logger.debug(details, 'Redis persists every recorded payment state (AOF, appendfsync always, noeviction)')
+  if (durability.warnings.length === 0) logSafely(() => logger.debug(details, 'Redis persists every recorded payment state (AOF, appendfsync always, noeviction)'))
   for (const warning of durability.warnings) {
     if (seen.has(warning)) continue
     seen.add(warning)
-    logger.warn(details, `fpx-collect: ${warning}`)
+    logSafely(() => logger.warn(details, `fpx-collect: ${warning}`))
   }
 }
 
