@@ -78,15 +78,17 @@ export function quotedName(name: string): string {
 
 /** The Auth Token's form (spec, Credentials): 20 letters or digits. */
 const AUTH_TOKEN_FORM = /^[A-Za-z0-9]{20}$/
+/** A merchant id as real messages carry it under `uid`: hexadecimal (one of 20 digits has the token's length). */
+const MERCHANT_ID_FORM = /^[0-9a-f]+$/i
 
 /**
- * An unverified uid as a refusal message names it: quoted, unless it has the Auth Token's form, then only its
- * length. Names are not signed, and a result may echo the Auth Token as `token`: the buyer can resend theirs with
- * the token's value under `uid`, and a message that quoted it would put the token in the answer, the log and the
- * console. No API UID (a UUID) or merchant id has that form.
+ * An unverified uid as a refusal message names it: quoted, unless it has the Auth Token's form and is no
+ * hexadecimal merchant id, then only its length. Names are not signed, and a result may echo the Auth Token as
+ * `token`: the buyer can resend theirs with the token's value under `uid`, and a message that quoted it would put
+ * the token in the answer, the log and the console.
  */
 export function quotedUid(uid: string): string {
-  return AUTH_TOKEN_FORM.test(uid) ? 'of 20 letters and digits (not repeated: an Auth Token has that form)' : quotedName(uid)
+  return AUTH_TOKEN_FORM.test(uid) && !MERCHANT_ID_FORM.test(uid) ? 'of 20 letters and digits (not repeated: an Auth Token has that form)' : quotedName(uid)
 }
 
 export function isReceiverError(value: unknown): value is ReceiverError {
