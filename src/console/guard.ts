@@ -97,7 +97,11 @@ function sameText(a: string, b: string): boolean {
 /** The console's session cookie (the form token's pair): this path only, never readable by a script, never cross-site. */
 export function csrfCookie(settings: ConsoleSettings, url: URL, token: string): string {
   const secure = settings.secureCookies ?? url.protocol === 'https:'
-  return `${CSRF_COOKIE}=${token}; Path=${settings.basePath === '' ? '/' : settings.basePath}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
+  // A mount path may hold a raw `;` (Express passes a parameter's as it came): written as it is, it would end the
+  // Path and add attributes of the requester's choosing. Anything but printable ASCII other than `;` is escaped. Escaped, the path no longer matches, and the console's
+  // forms are refused under that mount, never the cookie widened.
+  const path = settings.basePath === '' ? '/' : settings.basePath.replace(/[^!-:<-~]/g, (character) => encodeURIComponent(character))
+  return `${CSRF_COOKIE}=${token}; Path=${path}; HttpOnly; SameSite=Strict${secure ? '; Secure' : ''}`
 }
 
 /**

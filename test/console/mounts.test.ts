@@ -144,3 +144,20 @@ describe.each(MOUNTS)('the console mounted on %s', (_name, start) => {
     expect(await crossSite.text()).toContain('another site')
   })
 })
+
+describe('the console under an Express mount path with a parameter', () => {
+  it('keeps the path its cookie is scoped to a single Path attribute, whatever the parameter holds', async () => {
+    const app = express()
+    app.use('/shops/:shop/payments', expressConsole(receiver, { authorize }))
+    const url = await listen(createServer(app))
+    // A raw `;` is allowed in a URL path: written into Set-Cookie as it is, it would add attributes of the sender's choosing.
+    const answer = await fetch(`${url}/shops/a;Domain=127.0.0.1;SameSite=None/payments/`, { headers: { 'x-operator': 'yes' } })
+    expect(answer.status).toBe(200)
+    const cookie = answer.headers.get('set-cookie') ?? ''
+    const attributes = cookie.split(';').map((part) => part.trim().split('=')[0]?.toLowerCase())
+    expect(attributes.filter((name) => name === 'path')).toHaveLength(1)
+    expect(attributes).not.toContain('domain')
+    expect(attributes.filter((name) => name === 'samesite')).toHaveLength(1)
+    expect(cookie).toContain('SameSite=Strict')
+  })
+})
