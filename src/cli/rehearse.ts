@@ -143,6 +143,13 @@ export async function rehearse(argv: readonly string[], io: Io, env: NodeJS.Proc
       stoppedEarly ??= refusedWholesale(tally)
       if (stoppedEarly !== undefined) load.stop()
     }, 1000)
+    // Ctrl+C (or SIGTERM): stop making payments and still report what ran, rather than dying without a word.
+    const interrupt = () => {
+      stoppedEarly ??= 'interrupted (SIGINT or SIGTERM); the report covers the payments made until then'
+      load.stop()
+    }
+    process.on('SIGINT', interrupt)
+    process.on('SIGTERM', interrupt)
     try {
       await load.finished
       // Stopped early, the retries would only repeat the same refusal: stopping the emulator cancels them.
@@ -161,6 +168,8 @@ export async function rehearse(argv: readonly string[], io: Io, env: NodeJS.Proc
       io.out(options.json ? `${JSON.stringify(json, null, 2)}\n` : text)
       return errors > 0 ? EXIT.negative : EXIT.ok
     } finally {
+      process.off('SIGINT', interrupt)
+      process.off('SIGTERM', interrupt)
       clearInterval(ticker)
       meter.stop()
     }
