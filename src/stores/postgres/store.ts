@@ -122,17 +122,15 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   // A transactional claim already waits for the row's lock (lockTimeoutMs).
   const waiter = transactions === undefined ? postgresLeaseEnds(client, table.sql, query, sql.leaseHeld) : undefined
 
+  // Asked first, so that an app whose role may not create tables works with tables made from the SQL file.
+  const complete = async () => ((await query(READY, readyParams(table)))[0] as { ready: boolean | null } | undefined)?.ready === true
   // One migration at a time per store: concurrent first uses would otherwise run the schema together.
   let migrating: Promise<void> | undefined
   const migrate = () =>
-    (migrating ??= createSchema(query, schemaStatements(table)).finally(() => {
+    (migrating ??= createSchema(query, schemaStatements(table), complete).finally(() => {
       migrating = undefined
     }))
-  // Looked at first, so that an app whose role may not create tables works with tables made from the SQL file.
-  const ready = once(async () => {
-    const [row] = (await query(READY, readyParams(table))) as { ready: boolean | null }[]
-    if (row?.ready !== true) await migrate()
-  })
+  const ready = once(migrate)
   const timeline = postgresTimeline({ query, table: timelineTable(table), retentionMs, ready })
   const book = postgresPaymentBook({ query, table: bookTable(table), ready, retentionMs })
 
@@ -223,11 +221,19 @@ function seenParams(seen: SeenResult | undefined): unknown[] {
   return [true, seen.uid, seen.amountSen, seen.buyerEmail, seen.buyerName]
 }
 
-/** Runs schema statements (each `IF NOT EXISTS`), trying again when a concurrent migration raced it. */
-async function createSchema(query: Query, schema: readonly string[]): Promise<void> {
+/**
+ * Runs schema statements (each `IF NOT EXISTS`) until `complete()` says the schema is all there, trying again when
+ * a concurrent migration raced it. A statement takes a lock on its table even when what it makes exists, so it would
+ * wait behind every open transaction there (a transactional claim's, for as long as its handlers run), and every
+ * claim would queue behind it: once another process has completed the schema, none is run.
+ */
+async function createSchema(query: Query, schema: readonly string[], complete: () => Promise<boolean>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      for (const statement of schema) await query(statement)
+      for (const statement of schema) {
+        if (await complete()) return
+        await query(statement)
+      }
       return
     } catch (error) {
       if (attempt >= 5 || !CREATE_RACES.has(codeOf(error) as string)) throw error
