@@ -185,5 +185,9 @@ export function saturation(seconds: readonly Second[], inProcess: boolean): Satu
         `(at first p50 ${fixed(base)} ms), while ${inProcess ? here(second) : `the emulator's API answered in ${fixed(second.emulatorP50)} ms`}`,
     }
   }
-  return { culprit: 'nothing', at: null, why: "the app's latency held steady and the store and the emulator kept up" }
+  const errors = seconds.reduce((sum, second) => sum + second.errors, 0)
+  const held = "the app's latency held steady and the store and the emulator kept up"
+  // Steady latency is no comfort when the answers were errors: the merchant must not read this as "it coped".
+  if (errors > 0) return { culprit: 'nothing', at: null, why: `${held}, but the app answered ${errors} deliveries with an error (see the answers)` }
+  return { culprit: 'nothing', at: null, why: held }
 }
