@@ -151,7 +151,15 @@ const fixed = (ms: number) => (Number.isNaN(ms) ? '-' : ms >= 100 ? ms.toFixed(0
  * in a row show it (with enough answers to tell), against the median of the first three seconds, so one pause of
  * a busy machine is not taken for a trend.
  */
-export function saturation(seconds: readonly Second[], inProcess: boolean): Saturation {
+export function saturation(seconds: readonly Second[], inProcess: boolean, waitingAtEnd = 0): Saturation {
+  const verdict = partGivingWay(seconds, inProcess)
+  // A delivery the app still had not answered when the run ended (it hangs) is no answer: never "too few to tell".
+  if (verdict.culprit !== 'nothing' || waitingAtEnd === 0) return verdict
+  const at = seconds.at(-1)?.at ?? 0
+  return { culprit: 'app', at, why: `${waitingAtEnd} deliveries were still waiting for its answer when the run ended at ${at} s` }
+}
+
+function partGivingWay(seconds: readonly Second[], inProcess: boolean): Saturation {
   const telling = (second: Second | undefined) => second !== undefined && second.answers >= 5
   const calm = seconds.filter(telling).slice(0, 3)
   if (calm.length === 0) return { culprit: 'nothing', at: null, why: 'too few answers to tell' }

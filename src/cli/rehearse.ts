@@ -155,12 +155,15 @@ export async function rehearse(argv: readonly string[], io: Io, env: NodeJS.Proc
       // Stopped early, the retries would only repeat the same refusal: stopping the emulator cancels them.
       const settled = await settleCallbacks(emulator.url, load.progress.exchangeNumbers, stoppedEarly === undefined ? options.settle : 0)
       const summary = callbackSummary(settled)
+      // A delivery caught mid-answer as the run ends is not a hang: give those a second before counting the rest.
+      const waiting = () => load.progress.inFlight + recorder.inFlight
+      for (let waited = 0; waiting() > 0 && waited < 1000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50))
       const report = {
         options,
         tally,
         progress: load.progress,
         callbacks: summary,
-        saturation: saturation(tally.seconds, options.emulatorUrl === undefined),
+        saturation: saturation(tally.seconds, options.emulatorUrl === undefined, waiting()),
         emulatorLog,
         stoppedEarly,
       }

@@ -30,3 +30,20 @@ it('does not report that all held when every delivery was answered 500', async (
   // "kept up" with no word of the errors would tell the merchant their app coped.
   expect(report.saturation.why).toMatch(/error/)
 }, 60_000)
+
+it('names the app when it never answers (it hangs), rather than "too few answers to tell"', async () => {
+  const hanging = createServer((req) => req.resume())
+  await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}/cb`
+  try {
+    const result = await runCli(['rehearse', '--callback-url', url, '--rate', '3', '--duration', '2', '--settle', '1', '--port', '0', '--json'])
+    expect(result.code).toBe(1)
+    const report = JSON.parse(result.stdout) as { deliveries: { answered: number }; saturation: { culprit: string; why: string } }
+    expect(report.deliveries.answered).toBe(0)
+    expect(report.saturation.culprit).toBe('app')
+    expect(report.saturation.why).toMatch(/still waiting/)
+  } finally {
+    hanging.closeAllConnections()
+    await new Promise<void>((resolve) => hanging.close(() => resolve()))
+  }
+}, 60_000)
