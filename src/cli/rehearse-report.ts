@@ -197,7 +197,24 @@ export function reportText(run: Rehearsal): { text: string; json: Record<string,
       `${callbacks.unsettled} still retrying at the end; its API p50 ${ms(emulator.p50)} ms, p99 ${ms(emulator.p99)} ms, failures: ${listed(progress.emulatorErrors)}`,
     ...(run.emulatorLog.length === 0 ? [] : [`Emulator warnings: ${run.emulatorLog.length}, first: ${run.emulatorLog[0]}`]),
     `What gave way first: ${run.saturation.culprit === 'nothing' ? 'nothing' : `the ${run.saturation.culprit}`}: ${run.saturation.why}`,
-    `Errors: ${errors}`,
+    `Errors: ${errors}${errors === 0 ? '' : ` (${errorParts(tally.errors, emulatorErrors, callbacks)})`}`,
   ]
   return { text: `${lines.join('\n')}\n`, json, errors }
+}
+
+/**
+ * What the error count adds up, as it counts: answers (a delivery answered 500 three times is three), failures of
+ * the emulator's API, and callbacks the emulator gave up on or was still retrying (those answered with errors too).
+ */
+function errorParts(answers: number, emulator: number, callbacks: CallbackSummary): string {
+  const parts: [number, string][] = [
+    [answers, 'answers 4xx/5xx or none'],
+    [emulator, "failures of the emulator's API"],
+    [callbacks.gaveUp, 'callbacks given up'],
+    [callbacks.unsettled, 'callbacks still retrying at the end'],
+  ]
+  return parts
+    .filter(([n]) => n > 0)
+    .map(([n, what]) => `${n} ${what}`)
+    .join(', ')
 }

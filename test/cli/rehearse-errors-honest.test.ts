@@ -47,3 +47,15 @@ it('names the app when it never answers (it hangs), rather than "too few answers
     await new Promise<void>((resolve) => hanging.close(() => resolve()))
   }
 }, 60_000)
+
+it('says what the error count adds up, and the parts add up to it', async () => {
+  const args = ['rehearse', '--callback-url', `${app}/cb`, '--rate', '5', '--duration', '2', '--settle', '1', '--port', '0']
+  const result = await runCli(args)
+  expect(result.code).toBe(1)
+  const line = /^Errors: (\d+) \((.+)\)$/m.exec(result.stdout)
+  expect(line, result.stdout).not.toBeNull()
+  const [, total, parts] = line as RegExpExecArray
+  expect(parts).toMatch(/\d+ answers 4xx\/5xx or none/)
+  const sum = (parts as string).split(', ').reduce((n, part) => n + Number(/^\d+/.exec(part)?.[0]), 0)
+  expect(sum).toBe(Number(total))
+}, 60_000)
