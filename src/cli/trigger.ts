@@ -80,10 +80,12 @@ export async function trigger(argv: readonly string[], io: Io, env: NodeJS.Proce
   })
   if (helpRequested(args, io, TRIGGER_HELP)) return EXIT.ok
   const [state, extra] = args.positionals
-  if (state === undefined || STATES[state] === undefined) throw new UsageError('name the state: succeeded, failed or pending')
+  if (state === undefined) throw new UsageError('name the state: succeeded, failed or pending')
+  if (!Object.hasOwn(STATES, state)) throw new UsageError(`${JSON.stringify(state.slice(0, 40))} is not a state: say succeeded, failed or pending`)
   if (extra !== undefined) throw new UsageError(`unexpected argument ${extra}`)
   const target = args.string('url')
-  if (target === undefined || !/^https?:\/\//.test(target)) throw new UsageError('--url must be an http or https URL')
+  if (target === undefined) throw new UsageError('say where to deliver: --url http://127.0.0.1:3000/fpx/callback')
+  if (!/^https?:\/\//.test(target)) throw new UsageError('--url must be an http or https URL')
   const format = args.string('format') ?? 'form'
   if (format !== 'form' && format !== 'json') throw new UsageError('--format is form or json')
   const timeout = Number(args.string('timeout') ?? '30')
