@@ -4,6 +4,7 @@
  * sweep finds. The module exports the receiver (default or `receiver`), or a function that makes it, and may
  * export `close()` to end its connections; the command exits when the sweep is done.
  */
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import type { Receiver, SweepReport } from '../receiver/receiver.js'
@@ -34,11 +35,14 @@ const isReceiver = (value: unknown): value is SweepingReceiver =>
   typeof (value as SweepingReceiver | null)?.sweep === 'function' && typeof (value as SweepingReceiver | null)?.close === 'function'
 
 async function load(path: string): Promise<{ receiver: SweepingReceiver; close?: () => unknown }> {
+  // A wrong path is the command line's fault; a module that throws while it loads (its database down, a package
+  // missing) could not run, as when its factory throws.
+  if (!existsSync(resolve(path))) throw new UsageError(`no file at ${path}`)
   let module: Record<string, unknown>
   try {
     module = (await import(pathToFileURL(resolve(path)).href)) as Record<string, unknown>
   } catch (error) {
-    throw new UsageError(`cannot load ${path}: ${(error as Error).message}`)
+    throw new Error(`cannot load ${path}: ${(error as Error)?.message ?? String(error)}`, { cause: error })
   }
   let found = module.receiver ?? module.default
   if (typeof found === 'function' && !isReceiver(found)) {

@@ -107,6 +107,12 @@ describe('fpx-collect sweep: with the merchant’s receiver module', { timeout: 
     writeFileSync(empty, 'export const nothing = 1\n')
     expect(await runCli(['sweep', '--receiver', empty])).toMatchObject({ code: 2, stderr: expect.stringContaining('exports no receiver') })
 
+    // A path with no file is a usage error; a module that throws while it loads could not run (exit 3).
+    expect(await runCli(['sweep', '--receiver', join(dir, 'missing.mjs')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no file at') })
+    const failingLoad = join(dir, 'failing-load.mjs')
+    writeFileSync(failingLoad, "throw new Error('DATABASE_URL is not set')\n")
+    expect(await runCli(['sweep', '--receiver', failingLoad])).toMatchObject({ code: 3, stderr: expect.stringContaining('cannot load') })
+
     // A factory that throws, and a module whose own close() throws: reported, exit 3, and the command still ends.
     const throwing = join(dir, 'throwing.mjs')
     writeFileSync(throwing, "export default () => { throw new Error('database down') }\n")
