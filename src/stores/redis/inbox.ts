@@ -118,7 +118,9 @@ local meta = cjson.decode(raw)
 if meta.owner ~= ARGV[2] then return 0 end
 meta.owner = nil; meta.leaseUntil = nil; meta.lastError = ARGV[5]
 meta.attempts = math.max(meta.attempts - tonumber(ARGV[6]), 0)
+-- A lease that ran out put the entry back in due (TAKE): it leaves both sets, and goes to one.
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[2], ARGV[1])
 if ARGV[3] == '1' then
   meta.status = 'dead'; meta.nextAt = now
   redis.call('ZADD', KEYS[4], now, ARGV[1])
