@@ -156,7 +156,7 @@ export function saturation(seconds: readonly Second[], inProcess: boolean, waiti
   // A delivery the app still had not answered when the run ended (it hangs) is no answer: never "too few to tell".
   if (verdict.culprit !== 'nothing' || waitingAtEnd === 0) return verdict
   const at = seconds.at(-1)?.at ?? 0
-  return { culprit: 'app', at, why: `${waitingAtEnd} deliveries were still waiting for its answer when the run ended at ${at} s` }
+  return { culprit: 'app', at, why: `${waitingAtEnd} ${waitingAtEnd === 1 ? 'delivery was' : 'deliveries were'} still waiting for its answer when the run ended at ${at} s` }
 }
 
 function partGivingWay(seconds: readonly Second[], inProcess: boolean): Saturation {

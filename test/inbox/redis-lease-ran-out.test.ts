@@ -39,4 +39,22 @@ describe.skipIf(!available)('Redis inbox, a lease run out', () => {
     expect(await queue.take('worker-c', 10, 60_000)).toEqual([])
     expect((await queue.show(late))[0]).toMatchObject({ status: 'dead' })
   })
+
+  it('an entry finished by the worker whose lease ran out is gone from the pending count too', async () => {
+    const queue = redisStore({ client, prefix: `${prefix}finish:`, inspect: false }).openInbox()
+    const entry = (exchangeNumber: string) => ({ exchangeNumber, state: 'succeeded', source: 'callback', orderNumber: null, fields: '{}', rendering: 'plain' }) as const
+    const [late, other] = [`EX-${randomUUID()}`, `EX-${randomUUID()}`]
+    expect(await queue.enqueue(entry(late))).toBe('queued')
+    const [held] = await queue.take('worker-a', 1, 50)
+    expect(held?.exchangeNumber).toBe(late)
+    expect(await queue.enqueue(entry(other))).toBe('queued')
+    await sleep(120)
+    // Another worker's take finds the lease run out (the entry goes back to due) and takes the earlier due entry.
+    const [taken] = await queue.take('worker-b', 1, 60_000)
+    expect(taken?.exchangeNumber).toBe(other)
+    await queue.finish(taken!)
+    // The first worker's attempt ends now, handled.
+    expect(await queue.finish(held!)).toBe(true)
+    expect(await queue.counts()).toEqual({ pending: 0, dead: 0 })
+  })
 })

@@ -45,7 +45,11 @@ export function tableName(name: string): TableName {
 /** The index that finds the payments that paid an order, schema-qualified for to_regclass. */
 const paidIndex = (table: TableName) => (table.schema === undefined ? '' : `"${table.schema}".`) + `"${table.name}_paid_idx"`
 
-/** The schema, one statement per entry. sql/fpx-collect.sql is this for the default table name (a test keeps them equal). */
+/**
+ * The schema, one statement per entry. sql/fpx-collect.sql is this for the default table name (a test keeps them
+ * equal). migrate() runs none once READY says the schema is complete: a new statement goes before the book's set
+ * index (made last, and looked for by READY), and a column added to an existing table needs its own check there.
+ */
 export function schemaStatements(table: TableName): string[] {
   return [
     `CREATE TABLE IF NOT EXISTS ${table.sql} (

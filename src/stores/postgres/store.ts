@@ -123,11 +123,11 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   const waiter = transactions === undefined ? postgresLeaseEnds(client, table.sql, query, sql.leaseHeld) : undefined
 
   // Asked first, so that an app whose role may not create tables works with tables made from the SQL file.
-  const complete = async () => ((await query(READY, readyParams(table)))[0] as { ready: boolean | null } | undefined)?.ready === true
+  const schemaComplete = async () => ((await query(READY, readyParams(table)))[0] as { ready: boolean | null } | undefined)?.ready === true
   // One migration at a time per store: concurrent first uses would otherwise run the schema together.
   let migrating: Promise<void> | undefined
   const migrate = () =>
-    (migrating ??= createSchema(query, schemaStatements(table), complete).finally(() => {
+    (migrating ??= createSchema(query, schemaStatements(table), schemaComplete).finally(() => {
       migrating = undefined
     }))
   const ready = once(migrate)
@@ -222,16 +222,16 @@ function seenParams(seen: SeenResult | undefined): unknown[] {
 }
 
 /**
- * Runs schema statements (each `IF NOT EXISTS`) until `complete()` says the schema is all there, trying again when
+ * Runs schema statements (each `IF NOT EXISTS`) until `schemaComplete()` says the schema is all there, trying again when
  * a concurrent migration raced it. A statement takes a lock on its table even when what it makes exists, so it would
  * wait behind every open transaction there (a transactional claim's, for as long as its handlers run), and every
  * claim would queue behind it: once another process has completed the schema, none is run.
  */
-async function createSchema(query: Query, schema: readonly string[], complete: () => Promise<boolean>): Promise<void> {
+async function createSchema(query: Query, schema: readonly string[], schemaComplete: () => Promise<boolean>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       for (const statement of schema) {
-        if (await complete()) return
+        if (await schemaComplete()) return
         await query(statement)
       }
       return

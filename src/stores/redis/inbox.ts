@@ -101,13 +101,14 @@ for _, id in ipairs(candidates) do
 end
 return out`
 
-// KEYS meta, fields, leased. ARGV id, owner.
+// KEYS meta, fields, leased, due. ARGV id, owner. A lease that ran out put the entry back in due (TAKE): it leaves both.
 const FINISH = `
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw or cjson.decode(raw).owner ~= ARGV[2] then return 0 end
 redis.call('HDEL', KEYS[1], ARGV[1])
 redis.call('HDEL', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
+redis.call('ZREM', KEYS[4], ARGV[1])
 return 1`
 
 // KEYS meta, due, leased, dead. ARGV id, owner, dead (1/0), delayMs, error, refund (1/0).
@@ -247,7 +248,7 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
     },
 
     async finish(entry) {
-      return Number(await scripts.finish([meta, fields, leased], [idOf(entry), entry.owner])) === 1
+      return Number(await scripts.finish([meta, fields, leased, due], [idOf(entry), entry.owner])) === 1
     },
 
     async fail(entry, outcome) {
