@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RedisDurability, redisStore } from '../../src/stores/redis/store.js'
 import { PrivateRedis } from '../../soak/servers.js'
 import { REDIS_URL, serviceAvailable } from './services.js'
@@ -92,5 +92,31 @@ describe.skipIf(!available)('Redis durability check', () => {
     expect(found.source).toBe('config')
     expect(typeof found.appendonly).toBe('boolean')
     if (found.appendonly === false) expect(found.warnings.join('\n')).toMatch(/IMPORTANT!/)
+  })
+
+  it('logger false silences the check, as it does the receiver; a logger without warn is refused when the store is made', async () => {
+    const client = new Redis(REDIS_URL)
+    const prefix = `fpx-test-inspect-silent:${Math.random()}:`
+    const rejections: unknown[] = []
+    const onRejection = (reason: unknown) => void rejections.push(reason)
+    process.on('unhandledRejection', onRejection)
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    try {
+      const store = redisStore({ client, logger: false, prefix })
+      await store.claim({ exchangeNumber: 'EX-SILENT', state: 'succeeded', owner: 'o', leaseMs: 1000 })
+      // The system Redis keeps nothing on disk here, so a check that reported would warn (or, before, reject).
+      expect((await store.inspect()).warnings.length).toBeGreaterThan(0)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(rejections).toEqual([])
+      expect(warn).not.toHaveBeenCalled()
+      for (const logger of [null, 'console', { debug: () => {} }])
+        expect(() => redisStore({ client, logger: logger as never })).toThrow(/logger must be an object with warn and debug methods/)
+    } finally {
+      process.off('unhandledRejection', onRejection)
+      warn.mockRestore()
+      const keys = await client.keys(`${prefix}*`)
+      if (keys.length > 0) await client.del(...keys)
+      await client.quit()
+    }
   })
 })

@@ -40,9 +40,10 @@ export interface RedisStoreOptions {
    */
   retentionMs?: number
   /**
-   * Where the store's warnings go: those of the durability check below. Default: the console, as BullMQ's do.
+   * Where the store's warnings go: those of the durability check below. Default: the console, as BullMQ's do;
+   * `false` silences them, as it does the receiver's.
    */
-  logger?: Pick<Logger, 'warn' | 'debug'>
+  logger?: Pick<Logger, 'warn' | 'debug'> | false
   /**
    * Inspect the server when the store starts working (CONFIG GET appendonly, appendfsync, maxmemory-policy,
    * save; INFO when CONFIG is disabled) and warn when a restart or an eviction would forget handled states.
@@ -108,6 +109,10 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   if (typeof prefix !== 'string') throw new TypeError('prefix must be a string')
   checkPositiveInteger('leaseMs', options.leaseMs)
   checkPositiveInteger('retentionMs', options.retentionMs)
+  const { logger = consoleWarnings } = options
+  // Checked here, not when the first claim reports to it: a bad logger found then would reject with nobody listening.
+  if (logger !== false && (logger === null || typeof logger !== 'object' || typeof logger.warn !== 'function'))
+    throw new TypeError('logger must be an object with warn and debug methods (pino, console), or false')
   const retentionMs = String(options.retentionMs ?? DEFAULT_RETENTION_MS)
   const scripts = {
     claim: luaScript(send, CLAIM),
@@ -137,7 +142,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
     async claim(request) {
       if (!checked) {
         checked = true
-        void inspect().then((found) => reportDurability(found, options.logger ?? consoleWarnings))
+        if (logger !== false) void inspect().then((found) => reportDurability(found, logger))
       }
       const leaseMs = String(options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs)))
       const { keys, order } = parts(request)
