@@ -122,7 +122,10 @@ export interface Receiver<TTransaction = undefined> {
   readonly maxBodyBytes: number
   /** How long a body may take to arrive (`bodyTimeoutMs`), for adapters whose framework reads the body itself. */
   readonly bodyTimeoutMs: number
-  /** Inbox mode's workers and operator API; every method throws when the receiver was made without `inbox`. */
+  /**
+   * Inbox mode's workers and operator API. With a Redis or PostgreSQL store and confirmation but no `inbox`, the
+   * results kept until the API confirms them. Every method throws when the receiver has neither.
+   */
   readonly inbox: ReceiverInbox
   /** The payment book: open payments, oldest first, and their counts. Methods reject when the store has no book. */
   readonly payments: ReceiverPayments

@@ -145,6 +145,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     // Not swallowed: a fault other than the runtime's refusal throws again at first use, and that use fails with it.
   }
 
+  // What an operator lists and retries: inbox mode's entries, or those a durable store keeps until the API confirms.
+  const operated = inbox ?? deferTo ?? disabledInbox()
   const operator = receiverOperator({
     client: api === undefined ? undefined : (uid) => lookupClient(options, verifier, uid ?? verifier.sets[0]?.uid ?? ''),
     handOver: (fields, uid) => {
@@ -152,12 +154,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
       return receiveTrusted(parts, fields, uid)
     },
     book,
-    inbox: inbox ?? disabledInbox(),
+    inbox: operated,
     timeline,
   })
 
   const receiver: Receiver<TTransaction> = {
-    inbox: inbox ?? disabledInbox(),
+    inbox: operated,
     operator,
     on(name, handler) {
       const list = handlers[name]
