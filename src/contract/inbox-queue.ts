@@ -76,6 +76,9 @@ export interface FailOutcome {
   readonly refund?: boolean
 }
 
+/** What fail() did: see there. */
+export type FailResult = boolean | 'revived'
+
 export interface InboxQueue {
   /** Creates the table (PostgreSQL) if missing; nothing for Redis. */
   ready(): Promise<void>
@@ -90,12 +93,22 @@ export interface InboxQueue {
   take(owner: string, limit: number, leaseMs: number): Promise<TakenEntry[]>
   /** Removes the entry: it was handled (or found already handled). False when `owner` no longer holds it. */
   finish(entry: TakenEntry): Promise<boolean>
-  /** Gives the entry back for a later attempt, or dead-letters it. False when `owner` no longer holds it. */
-  fail(entry: TakenEntry, outcome: FailOutcome): Promise<boolean>
+  /**
+   * Gives the entry back for a later attempt, or dead-letters it. False when `owner` no longer holds it; true when
+   * done as asked; 'revived' when asked to dead-letter an entry that was delivered again while this attempt ran
+   * (retry() reset its attempts below this entry's): it is given back pending, due now, since the sender was
+   * answered 200 for that delivery and no attempt has run since.
+   */
+  fail(entry: TakenEntry, outcome: FailOutcome): Promise<FailResult>
   list(query?: InboxListQuery): Promise<InboxItem[]>
   /** The entries of one exchange_number (at most one per state), with their fields. */
   show(exchangeNumber: string): Promise<(InboxItem & { fields: Record<string, unknown> })[]>
-  /** Makes the targets due now (dead ones pending again, attempts back to 0); says how many. Leased entries are left alone. */
+  /**
+   * Makes the targets due now (dead ones pending again, attempts back to 0); says how many. A leased entry stays
+   * leased and is not counted, but its attempts go back to 0 too, as do those of an entry whose worker has not
+   * reported since its lease ran out: that attempt may have started before the result was delivered again, so if
+   * it was the last allowed and fails, fail() gives the entry back instead of dead-lettering it (see fail).
+   */
   retry(target: InboxRetryTarget): Promise<number>
   /**
    * Makes due now every pending entry that waits out a backoff after a failed attempt (leased and dead ones are

@@ -111,18 +111,26 @@ redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[4], ARGV[1])
 return 1`
 
-// KEYS meta, due, leased, dead. ARGV id, owner, dead (1/0), delayMs, error, refund (1/0).
+// KEYS meta, due, leased, dead. ARGV id, owner, dead (1/0), delayMs, error, refund (1/0), the taken entry's attempts.
+// Returns 0 (not the owner), 1 (done as asked) or 2 (revived: asked to dead-letter, given back pending instead).
 const FAIL = `${NOW}
 local raw = redis.call('HGET', KEYS[1], ARGV[1])
 if not raw then return 0 end
 local meta = cjson.decode(raw)
 if meta.owner ~= ARGV[2] then return 0 end
+-- Fewer attempts stored than taken: RETRY reset them, the result was delivered again during this attempt.
+local revived = ARGV[3] == '1' and meta.attempts < tonumber(ARGV[7])
 meta.owner = nil; meta.leaseUntil = nil; meta.lastError = ARGV[5]
 meta.attempts = math.max(meta.attempts - tonumber(ARGV[6]), 0)
 -- A lease that ran out put the entry back in due (TAKE): it leaves both sets, and goes to one.
 redis.call('ZREM', KEYS[3], ARGV[1])
 redis.call('ZREM', KEYS[2], ARGV[1])
-if ARGV[3] == '1' then
+if revived then
+  -- Due now, as RETRY makes an entry that is not leased: the sender was answered 200 for a delivery that no
+  -- attempt has started after, and a backoff (the inbox's to choose, not the queue's) would only delay that one.
+  meta.nextAt = now
+  redis.call('ZADD', KEYS[2], now, ARGV[1])
+elseif ARGV[3] == '1' then
   meta.status = 'dead'; meta.nextAt = now
   redis.call('ZADD', KEYS[4], now, ARGV[1])
 else
@@ -130,23 +138,28 @@ else
   redis.call('ZADD', KEYS[2], meta.nextAt, ARGV[1])
 end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(meta))
+if revived then return 2 end
 return 1`
 
-// KEYS meta, due, leased, dead. ARGV: 'dead' for every dead entry, or the ids. Leased entries are left alone.
+// KEYS meta, due, leased, dead. ARGV: 'dead' for every dead entry, or the ids. A leased entry stays leased and is
+// not counted; only its attempts go back to 0, as do those of an entry taken by a worker that has not reported yet
+// (owner kept, its lease run out), so that FAIL gives it back rather than dead-letter it (see InboxQueue.retry).
 const RETRY = `${NOW}
 local ids = ARGV
 if ARGV[1] == 'dead' then ids = redis.call('ZRANGE', KEYS[4], 0, -1) end
 local count = 0
 for _, id in ipairs(ids) do
   local raw = redis.call('HGET', KEYS[1], id)
-  if raw and not redis.call('ZSCORE', KEYS[3], id) then
+  if raw then
     local meta = cjson.decode(raw)
-    if meta.status == 'dead' then meta.attempts = 0 end
-    meta.status = 'pending'; meta.nextAt = now
+    if meta.status == 'dead' or meta.owner then meta.attempts = 0 end
+    if not redis.call('ZSCORE', KEYS[3], id) then
+      meta.status = 'pending'; meta.nextAt = now
+      redis.call('ZREM', KEYS[4], id)
+      redis.call('ZADD', KEYS[2], now, id)
+      count = count + 1
+    end
     redis.call('HSET', KEYS[1], id, cjson.encode(meta))
-    redis.call('ZREM', KEYS[4], id)
-    redis.call('ZADD', KEYS[2], now, id)
-    count = count + 1
   end
 end
 return count`
@@ -252,8 +265,9 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
     },
 
     async fail(entry, outcome) {
-      const args = [idOf(entry), entry.owner, outcome.dead ? '1' : '0', String(outcome.delayMs), outcome.error, outcome.refund === true ? '1' : '0']
-      return Number(await scripts.fail([meta, due, leased, dead], args)) === 1
+      const args = [idOf(entry), entry.owner, outcome.dead ? '1' : '0', String(outcome.delayMs), outcome.error, outcome.refund === true ? '1' : '0', String(entry.attempts)]
+      const reply = Number(await scripts.fail([meta, due, leased, dead], args))
+      return reply === 2 ? 'revived' : reply === 1
     },
 
     async list(query = {}) {
