@@ -83,15 +83,20 @@ UPDATE ${t} AS i SET lease_owner = $1::text, lease_expires_at = now() + ${ms('$3
 FROM due WHERE i.exchange_number = due.exchange_number AND i.state = due.state
 RETURNING i.exchange_number, i.state, i.source, i.order_number, i.fields, i.rendering, i.signer, i.attempts`,
 
-    // finish: $1 exchange_number, $2 state, $3 owner; fail: the same, $4 dead, $5 delayMs, $6 error, $7 refund (0 or 1).
+    // finish: $1 exchange_number, $2 state, $3 owner; fail: the same, $4 dead, $5 delayMs, $6 error, $7 refund (0 or 1),
+    // $8 the taken entry's attempts.
     finish: `DELETE FROM ${t} AS i WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING 1 AS done`,
 
+    // Fewer attempts stored than taken: retry reset them, the result was delivered again during this attempt. Such a
+    // row is not dead-lettered but given back pending and due now, as retry makes a row that is not leased: the
+    // sender was answered 200 for a delivery that no attempt has started after, and a backoff (the inbox's to
+    // choose, not the queue's) would only delay that one. A dead row's next_attempt_at is when it died.
     fail: `UPDATE ${t} AS i SET
-  status = CASE WHEN $4::boolean THEN 'dead' ELSE 'pending' END,
-  next_attempt_at = now() + ${ms('$5')},
+  status = CASE WHEN $4::boolean AND i.attempts >= $8::int THEN 'dead' ELSE 'pending' END,
+  next_attempt_at = CASE WHEN $4::boolean THEN now() ELSE now() + ${ms('$5')} END,
   attempts = greatest(i.attempts - $7::int, 0),
   last_error = $6::text, lease_owner = NULL, lease_expires_at = NULL
-WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING 1 AS done`,
+WHERE i.exchange_number = $1::text AND i.state = $2::text AND i.lease_owner = $3::text RETURNING i.status`,
 
     // $1 status or null, $2 order_number or null, $3 limit.
     list: `SELECT ${COLUMNS} FROM ${t} AS i
@@ -101,9 +106,15 @@ ORDER BY i.received_at, i.exchange_number, i.rank LIMIT $3::int`,
     // $1 exchange_number.
     show: `SELECT ${COLUMNS}, i.fields FROM ${t} AS i WHERE i.exchange_number = $1::text ORDER BY i.rank`,
 
-    // $1 exchange_number, $2 state or null.
-    retryOne: `UPDATE ${t} AS i SET ${retried}
-WHERE i.exchange_number = $1::text AND ($2::text IS NULL OR i.state = $2::text) AND ${free} RETURNING 1 AS done`,
+    // $1 exchange_number, $2 state or null. A leased row stays leased and is not counted (made_due false); only its
+    // attempts go back to 0, as do those of a row taken by a worker that has not reported yet (lease_owner kept, its
+    // lease run out), so that fail gives it back rather than dead-letter it (see InboxQueue.retry). One statement, so
+    // that a row a worker fails meanwhile is read as it is after that (dead, then made due).
+    retryOne: `UPDATE ${t} AS i SET
+  status = 'pending',
+  next_attempt_at = CASE WHEN ${free} THEN now() ELSE i.next_attempt_at END,
+  attempts = CASE WHEN i.status = 'dead' OR i.lease_owner IS NOT NULL THEN 0 ELSE i.attempts END
+WHERE i.exchange_number = $1::text AND ($2::text IS NULL OR i.state = $2::text) RETURNING ${free} AS made_due`,
 
     retryDead: `UPDATE ${t} AS i SET ${retried} WHERE i.status = 'dead' AND ${free} RETURNING 1 AS done`,
 

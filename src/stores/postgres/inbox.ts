@@ -104,8 +104,11 @@ export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
     },
 
     async fail(entry, outcome) {
-      const params = [...lease(entry), outcome.dead, outcome.delayMs, outcome.error, outcome.refund === true ? 1 : 0]
-      return (await run(sql.fail, params)).length > 0
+      const params = [...lease(entry), outcome.dead, outcome.delayMs, outcome.error, outcome.refund === true ? 1 : 0, entry.attempts]
+      const [row] = (await run(sql.fail, params)) as { status: InboxStatus }[]
+      if (row === undefined) return false
+      // Asked to dead-letter it, and it is pending: it was delivered again during the attempt (see sql.fail).
+      return outcome.dead && row.status === 'pending' ? 'revived' : true
     },
 
     async list(request = {}) {
@@ -119,8 +122,9 @@ export function postgresInbox(options: PostgresInboxOptions): InboxQueue {
     },
 
     async retry(target) {
-      const rows = 'allDead' in target ? await run(sql.retryDead, []) : await run(sql.retryOne, [target.exchangeNumber, target.state ?? null])
-      return rows.length
+      if ('allDead' in target) return (await run(sql.retryDead, [])).length
+      const rows = (await run(sql.retryOne, [target.exchangeNumber, target.state ?? null])) as { made_due: boolean }[]
+      return rows.filter((row) => row.made_due).length
     },
 
     async hasten() {
