@@ -15,6 +15,8 @@ import { backoffDelay, type BackoffOptions, checkBackoff } from './backoff.js'
 import type { Outcome, ResultSource } from '../contract/delivery-result.js'
 import {
   errorText,
+  type FailOutcome,
+  type FailResult,
   type InboxItem,
   type InboxListQuery,
   type InboxQueue,
@@ -165,14 +167,14 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     try {
       verified = rebuild(entry)
     } catch (error) {
-      logger.error({ ...log, err: error }, 'an inbox entry cannot be read back; dead-lettered')
-      await settle(entry, { error: `unreadable entry: ${(error as Error).message}`, delayMs: 0, dead: true })
+      const settled = await settle(entry, { error: `unreadable entry: ${(error as Error).message}`, delayMs: 0, dead: true })
+      const next = settled === 'revived' ? 'it was delivered again meanwhile and is read again now' : 'dead-lettered'
+      logger.error({ ...log, err: error }, `an inbox entry cannot be read back; ${next}`)
       return
     }
     const answer = await host.dispatch(verified, entry.source)
-    const dead = !DONE.has(answer.outcome) && answer.outcome !== 'busy' && (answer.outcome === 'rejected' || entry.attempts >= maxAttempts)
-    host.attempted?.(verified, answer, dead)
     if (DONE.has(answer.outcome)) {
+      host.attempted?.(verified, answer, false)
       if (answer.outcome === 'processed' && entry.attempts > 1) resume()
       await queue.finish(entry).catch((error: unknown) => {
         // The store recorded the state: the next attempt finds it a duplicate and removes the entry then.
@@ -181,24 +183,33 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
       return
     }
     if (answer.outcome === 'busy') {
+      host.attempted?.(verified, answer, false)
       const seconds = Number(answer.headers['retry-after'])
       await settle(entry, { error: 'busy: another delivery of this payment was being handled', delayMs: seconds > 0 ? seconds * 1000 : BUSY_DELAY_MS, dead: false, refund: true })
       return
     }
     const cause = answer.cause === undefined ? '' : `: ${thrownMessage(answer.cause)}`
     const error = `${answer.error?.code ?? answer.outcome}${cause}`
-    const delayMs = dead ? 0 : backoffDelay(entry.attempts, backoff)
+    const lastAttempt = answer.outcome === 'rejected' || entry.attempts >= maxAttempts
+    const delayMs = lastAttempt ? 0 : backoffDelay(entry.attempts, backoff)
+    // Told and logged once the queue has answered: a last attempt is not final when the result was delivered again
+    // while it ran (the queue gives the entry back, 'revived').
+    const settled = await settle(entry, { error, delayMs, dead: lastAttempt })
+    const dead = lastAttempt && settled !== 'revived'
+    host.attempted?.(verified, answer, dead)
     if (dead) logger.error({ ...log, error }, `dead-lettered after ${entry.attempts} attempts; retry it with receiver.inbox.retry() or fpx-collect inbox retry`)
+    else if (lastAttempt) logger.warn({ ...log, error }, 'an inbox attempt failed with no attempts left, but the result was delivered again meanwhile: it runs again now')
     else logger.warn({ ...log, error, retryInMs: delayMs }, 'an inbox attempt failed; it will be retried')
-    await settle(entry, { error, delayMs, dead })
   }
 
-  async function settle(entry: TakenEntry, outcome: Parameters<InboxQueue['fail']>[1]): Promise<void> {
+  /** Records a failed attempt: what fail() answered, or undefined when the store could not be told. */
+  async function settle(entry: TakenEntry, outcome: FailOutcome): Promise<FailResult | undefined> {
     try {
-      await queue.fail(entry, { ...outcome, error: errorText(outcome.error) })
+      return await queue.fail(entry, { ...outcome, error: errorText(outcome.error) })
     } catch (error) {
       // The lease runs out and the entry is taken again: the attempt counted, nothing is lost.
       logger.error({ exchangeNumber: entry.exchangeNumber, state: entry.state, err: error }, 'could not record a failed inbox attempt; the lease will expire')
+      return undefined
     }
   }
 
