@@ -195,10 +195,13 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     // Told and logged once the queue has answered: a last attempt is not final when the result was delivered again
     // while it ran (the queue gives the entry back, 'revived').
     const settled = await settle(entry, { error, delayMs, dead: lastAttempt })
-    const dead = lastAttempt && settled !== 'revived'
+    // Dead only when the queue did it: not when it was revived, nor when this worker no longer held the entry (false)
+    // or the store could not be told (undefined); then the entry is attempted again.
+    const dead = lastAttempt && settled === true
     host.attempted?.(verified, answer, dead)
     if (dead) logger.error({ ...log, error }, `dead-lettered after ${entry.attempts} attempts; retry it with receiver.inbox.retry() or fpx-collect inbox retry`)
-    else if (lastAttempt) logger.warn({ ...log, error }, 'an inbox attempt failed with no attempts left, but the result was delivered again meanwhile: it runs again now')
+    else if (settled === 'revived') logger.warn({ ...log, error }, 'an inbox attempt failed with no attempts left, but the result was delivered again meanwhile: it runs again now')
+    else if (settled === false) logger.warn({ ...log, error }, "an inbox attempt failed after this worker's lease ran out; the entry is attempted again")
     else logger.warn({ ...log, error, retryInMs: delayMs }, 'an inbox attempt failed; it will be retried')
   }
 

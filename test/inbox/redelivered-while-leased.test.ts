@@ -83,9 +83,9 @@ for (const subject of subjects) {
   describe.skipIf(!subject.available)(`${subject.name} inbox: a result delivered again while its last attempt runs`, () => {
     afterAll(() => subject.cleanUp())
 
-    async function receiverOn(logger: Logger): Promise<{ receiver: Receiver<unknown>; close(): Promise<void> }> {
+    async function receiverOn(logger: Logger, leaseMs = 5_000): Promise<{ receiver: Receiver<unknown>; close(): Promise<void> }> {
       const { store, close } = await subject.open()
-      const receiver = createReceiver<unknown>({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs: 5_000, logger, inbox: INBOX })
+      const receiver = createReceiver<unknown>({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs, logger, inbox: INBOX })
       return {
         receiver,
         async close() {
@@ -182,6 +182,35 @@ for (const subject of subjects) {
         await sleep(300)
         expect(calls).toBe(1)
         expect(errors.filter((message) => message.includes('dead-lettered'))).toHaveLength(1)
+      } finally {
+        await close()
+      }
+    })
+
+    it('a last attempt that fails after its lease ran out and the entry was taken again does not report a dead-letter', async () => {
+      const { logger, errors } = errorsLogged()
+      const { receiver, close } = await receiverOn(logger, 300)
+      try {
+        const late = gate()
+        let calls = 0
+        receiver.on('payment.succeeded', async () => {
+          if (++calls === 1) {
+            await late.opened
+            throw new Error('the ERP timed out')
+          }
+        })
+        const ex = `EX-${randomUUID()}`
+        expect(await deliver(receiver, ex, 'succeeded')).toMatchObject({ status: 200, outcome: 'queued' })
+        // The first attempt outlives its lease; the entry is taken again and handled.
+        expect(await eventually(() => calls === 2, 5_000)).toBe(true)
+        expect(await eventually(async () => (await receiver.inbox.counts()).pending === 0)).toBe(true)
+        late.open()
+        await sleep(200)
+        expect(await receiver.inbox.counts()).toEqual({ pending: 0, dead: 0 })
+        expect(errors.filter((message) => message.includes('dead-lettered'))).toEqual([])
+        await receiver.flush()
+        const timeline = JSON.stringify(await receiver.timeline({ exchangeNumber: ex }))
+        expect(timeline).not.toContain('dead_lettered')
       } finally {
         await close()
       }
