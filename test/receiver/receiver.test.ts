@@ -122,6 +122,20 @@ describe('a logger that throws', () => {
   })
 })
 
+describe('a logger that cannot log', () => {
+  it('is refused when the receiver or client is made, rather than every warning vanishing', async () => {
+    const { createClient } = await import('../../src/client/index.js')
+    for (const logger of [console.log, 'console', { info: () => {} }, { warn: () => {} }]) {
+      expect(() => createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: logger as never })).toThrow(/logger must be an object with debug, info, warn and error methods/)
+      expect(() => createClient({ environment: { baseUrl: 'http://127.0.0.1:1/api' }, uid: 'u', authToken: 'a', checksumToken: 'c', logger: logger as never })).toThrow(
+        /logger must be an object/,
+      )
+    }
+    // Left out (or null): the console; false: silence; pino and console have every level.
+    for (const logger of [undefined, null, false, console]) expect(() => createReceiver({ signatureOnly: true, checksumToken: TOKEN, logger: logger as never })).not.toThrow()
+  })
+})
+
 describe('the memory store called directly', () => {
   // The receiver calls the memory store's claim and complete without their promises, but only while they are
   // the store's own: a merchant's wrapper put on the object itself must still be called.
