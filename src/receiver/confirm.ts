@@ -71,3 +71,18 @@ export async function confirmThroughApi(confirmer: Confirmer, signer: Signer, ex
   }
   return known ?? new ReceiverError('confirmation_pending', 'the status API has no result for this exchange_number yet; retry later')
 }
+
+/**
+ * Whether a payment handled for a delivered result can be the result's own: its order number is one of the values the
+ * result signed, under whatever name. The exchange_number a result is confirmed by is itself only one of its signed
+ * values, and a buyer can have typed another payment's as their name and renamed it exchange_number; that payment's
+ * order number is not among the values of the buyer's result unless they typed it too (docs/security.md).
+ */
+export function ofResult(delivered: VerifiedPayment, orderNumber: string): boolean {
+  return delivered.signedFields().some((field) => field.text === orderNumber)
+}
+
+/** The refusal of a result whose exchange_number names a payment of another order (ofResult). */
+export function otherPayment(): ReceiverError {
+  return new ReceiverError('result_mismatch', "the status API's record of this exchange_number is of an order the result does not carry; the result was renamed")
+}

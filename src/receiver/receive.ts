@@ -10,11 +10,11 @@ import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } 
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
-import { type Confirmer, confirmThroughApi } from './confirm.js'
+import { type Confirmer, confirmThroughApi, ofResult, otherPayment } from './confirm.js'
 import { answeredWithin, type Dispatcher, failureOf, NOT_CONFIRMED_YET } from './dispatch.js'
 import type { Delivery, ReceiverResponse, ResultSource } from './events.js'
 import { RefusalLog } from './refusals.js'
-import { expired, firstRecheck, linkSigner, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
+import { expired, firstRecheck, linkSigner, ofLinkedOrder, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
 import { acknowledged, diagnosisDetails, type Recheck, refused, withRecheck } from './responses.js'
 import type { Telemetry } from './telemetry.js'
 import { deliveryEntries, type TimelineRecorder } from './timeline.js'
@@ -168,6 +168,12 @@ async function accepted(parts: ReceiveParts, verified: VerifiedPayment, kind: De
   if (parts.deferTo !== undefined && NOT_CONFIRMED_YET.has(response.error?.code ?? '')) return withRecheck(await queued(parts, parts.deferTo, verified, kind), await recheck?.())
   if (recheck !== undefined && (response.outcome === 'duplicate' || response.outcome === 'stale') && unpinnedReason(verified) !== undefined)
     return shownAsTheApiHasIt(parts, verified, recheck)
+  // The API's record of another payment (its exchange_number typed by the buyer and renamed) was handled as that
+  // payment's own; the buyer's page shows nothing of it.
+  if (kind === 'redirect' && response.payment !== undefined && !ofResult(verified, response.payment.orderNumber)) {
+    logger.warn({ ...log, code: 'result_mismatch' }, "a redirect's exchange_number named a payment of another order than its result carries (a renamed copy); the buyer's page shows nothing of it")
+    return refused(otherPayment(), 'rejected', verified)
+  }
   return NOT_HANDLED_YET.has(response.error?.code ?? '') ? withRecheck(response, await recheck?.()) : response
 }
 
@@ -181,6 +187,7 @@ async function shownAsTheApiHasIt(parts: ReceiveParts, verified: VerifiedPayment
   const confirmer = parts.confirmer as Confirmer
   const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, parts.confirmWithinMs)
   if (known instanceof ReceiverError) return withRecheck(refused(known, 'failed', undefined, 30), await recheck())
+  if (!ofResult(verified, known.orderNumber)) return refused(otherPayment(), 'rejected', verified)
   known.credential = verified.credential
   known.signerUid = verified.signerUid
   return parts.dispatcher.dispatch(known, 'redirect', true)
@@ -205,11 +212,17 @@ async function rechecked(parts: ReceiveParts, asked: RecheckAsked, receivedAt: n
     const error = new ReceiverError('link_expired', 'the check-again link has expired; the order is updated once the payment is confirmed')
     return refusal(parts, error, 'redirect', { receivedAt, attempt, exchangeNumber: null, orderNumber: null })
   }
-  const again = () => recheckLink(parts.verifier, asked.exchangeNumber, asked.uid, asked.own, asked.attempt + 1, asked.issuedAt)
+  const again = () => recheckLink(parts.verifier, asked.exchangeNumber, asked.uid, asked.own, asked.attempt + 1, asked.orderTag, asked.issuedAt)
   const known = await confirmThroughApi(parts.confirmer, { set: signer.set, credential: signer.credential, uid: asked.uid }, asked.exchangeNumber, parts.confirmWithinMs)
   if (known instanceof ReceiverError) {
     parts.logger.warn({ exchangeNumber: asked.exchangeNumber, delivery: 'redirect', code: known.code }, `a check-again link found the result not confirmed yet: ${known.message}`)
     return withRecheck(refused(known, 'failed', undefined, 30), await again())
+  }
+  // The link names the payment by the value its result had as exchange_number: the API's record must be of the
+  // result's order, or that value was another payment's, renamed (recordOfResult, for a delivered result).
+  if (!(await ofLinkedOrder(parts.verifier, asked, signer, known.orderNumber))) {
+    parts.logger.warn({ exchangeNumber: asked.exchangeNumber, delivery: 'redirect', code: 'result_mismatch' }, "a check-again link was refused: the status API's record of its exchange_number is of another order than the result's it was made for")
+    return refused(otherPayment(), 'rejected')
   }
   known.credential = signer.credential
   known.signerUid = signer.signer
