@@ -91,7 +91,11 @@ export class SweepResults {
     // Every attempt at the order, oldest first: a failed attempt before the retry that succeeded.
     const attempts = records.filter((record) => record.order_number === payment.orderNumber && hasBankAnswer(record)).reverse()
     if (attempts.some((record) => isFinal(stateOf(record)))) {
-      await this.final(payment, attempts, at, token, report, 'the status API shows a final result')
+      // A paid order stays paid: its earlier failed attempts are not handed over beside the success. Handled first,
+      // a failure would run its handler and close the order as failed, and a success whose handler then failed
+      // would never be looked up again.
+      const paid = attempts.filter((record) => stateOf(record) === 'succeeded')
+      await this.final(payment, paid.length > 0 ? paid : attempts, at, token, report, 'the status API shows a final result')
       return
     }
     const handed = await this.handOver(payment, attempts, report)
