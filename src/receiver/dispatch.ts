@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.js'
 import { type PaymentState, STATE_RANK, toSen } from '../core/payment.js'
 import { ReceiverError, thrownMessage } from '../core/result/errors.js'
 import { signingSet, type VerifiedPayment } from '../core/result/verify.js'
-import { failureText } from '../contract/book-query.js'
+import { failureText, isPaidFailing } from '../contract/book-query.js'
 import { completedState } from '../contract/lease-ends.js'
 import type { FailureNote, SeenResult } from '../contract/payment-book.js'
 import type { Claim, ClaimRequest, Completion, ReceiverStore } from '../contract/store.js'
@@ -251,6 +251,14 @@ export class Dispatcher<TTransaction> {
     if (handled.state !== 'succeeded' && paidBy) {
       logger.info({ ...log, paidBy }, `the order was paid already (exchange_number ${paidBy}); this ${handled.state} attempt runs no handler`)
       return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('stale', handled))
+    }
+    // Paid, but not fulfilled yet: a success of the order passed every check and its handlers failed (the book's
+    // paid_failing). Its failure or 99 runs no handler either, and is not recorded: settled, it would close the order
+    // as failed, and the sweeper would never bring the success again. Once the success is handled, a redelivery of
+    // this one finds the order's paid mark (above).
+    if (handled.state !== 'succeeded' && this.parts.useBook && claim.booked !== undefined && isPaidFailing(claim.booked)) {
+      logger.info(log, `the order was paid already and its success's handlers are to run again; this ${handled.state} attempt runs no handler`)
+      return release(acknowledged('stale', handled))
     }
     if (this.parts.expect !== undefined) {
       const error = await checkExpected(this.parts.expect, handled)

@@ -99,7 +99,7 @@ export function receiverOperator(parts: OperatorParts): ReceiverOperator {
         if (state === null) continue
         if (shown === null || STATE_RANK[state] > STATE_RANK[shown]) shown = state
         // Handled before, but the book missed it (as the sweeper does): settled now.
-        if ((response.outcome === 'duplicate' || response.outcome === 'stale') && order.uid !== undefined)
+        if (response.outcome === 'duplicate' && order.uid !== undefined)
           await parts.book?.settle({ uid: order.uid, orderNumber: order.orderNumber }, state, String(record.exchange_number)).catch(() => false)
       }
       const latest = answered.at(-1)

@@ -153,8 +153,9 @@ export class SweepResults {
       if (response.outcome === 'processed') report.processed++
       if (state !== null && (response.outcome === 'processed' || response.outcome === 'duplicate' || response.outcome === 'stale')) {
         if (handled === null || STATE_RANK[state] > STATE_RANK[handled]) handled = state
-        // Handled before, but the book missed it (a crash between completion and settling): settle it now.
-        if (response.outcome !== 'processed') await book.settle(payment, state, String(record.exchange_number))
+        // Handled before, but the book missed it (a crash between completion and settling): settle it now. Not a
+        // stale one: it was not recorded (an order paid whose success is still to be handled must stay open).
+        if (response.outcome === 'duplicate') await book.settle(payment, state, String(record.exchange_number))
       } else if (response.outcome === 'busy') {
         // A delivery of the same payment is being handled right now: it settles the payment, or the next lookup does.
         logger.info({ ...log, outcome: response.outcome }, 'a delivery of this payment was being handled while the sweeper handed it over; left to it')

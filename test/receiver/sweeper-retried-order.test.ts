@@ -5,6 +5,7 @@ import { DEMO, paymentInput } from '../client/helpers.js'
 import { BOOK_STORES, freshBookStoreEachTest } from './book-stores.js'
 
 const FAST: SweepOptions = { inProcess: false, firstLookupAfterMs: 1, backoff: { baseMs: 20, maxMs: 40 }, abandonAfterMs: 60_000, pendingAbandonAfterMs: 60_000, maxLookupsPerMinute: 60_000 }
+const FORM = 'application/x-www-form-urlencoded'
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
@@ -45,6 +46,39 @@ describe.each(BOOK_STORES)('the sweeper and an order paid at its retry ($name st
     // Still to be tried again: the order is paid, not failed.
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
     await pause(100)
+    await receiver.sweep()
+    expect(events).toEqual([`succeeded:${retry.exchangeNumber}`])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
+  })
+
+  it('a late failed attempt of an order whose success handler failed runs no failed handler and leaves it to be swept', async () => {
+    const { emulator, capture } = each
+    const searchOnly = { searchTransactions: apiClient.searchTransactions }
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: each.opened.store, client: searchOnly, logger: false as never, sweep: FAST } as ReceiverOptions<unknown>)
+    each.made.push(receiver)
+    const events: string[] = []
+    let failSuccess = 1
+    receiver.on('payment.succeeded', (event: PaymentEvent<unknown>) => {
+      if (failSuccess-- > 0) throw new Error('the fulfilment service is down')
+      events.push(`succeeded:${event.payment.exchangeNumber}`)
+    })
+    receiver.on('payment.failed', (event: PaymentEvent<unknown>) => void events.push(`failed:${event.payment.exchangeNumber}`))
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    const input = paymentInput({ callback_url: capture.url })
+    const first = await client.createPayment(input)
+    await emulator.complete(first.exchangeNumber as string, 'reject')
+    const retry = await client.createPayment(input)
+    await emulator.complete(retry.exchangeNumber as string, 'approve')
+    const [failedBody] = await capture.bodies(first.exchangeNumber as string, 1)
+    const [paidBody] = await capture.bodies(retry.exchangeNumber as string, 1)
+
+    // The success's callback: its handler fails (the service would retry it, and may give up).
+    expect((await receiver.handle({ kind: 'callback', body: paidBody as string, contentType: FORM })).outcome).toBe('failed')
+    // The first attempt's failure arrives late: the order is paid, its failure changes nothing.
+    await receiver.handle({ kind: 'callback', body: failedBody as string, contentType: FORM })
+    expect(events).toEqual([])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
+    // The success's deliveries are over: the sweeper brings it.
     await receiver.sweep()
     expect(events).toEqual([`succeeded:${retry.exchangeNumber}`])
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
