@@ -4,7 +4,7 @@
  * sweeper hands it), and make its inbox entries due again. Each action lands on the payment's timeline with the
  * operator's name, so that a later reader sees who did what.
  */
-import { apiRecordText, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
+import { apiRecordText, classify, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
 import type { InboxItem } from '../contract/inbox-queue.js'
 import type { PaymentBook } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
@@ -89,7 +89,10 @@ export function receiverOperator(parts: OperatorParts): ReceiverOperator {
         return { shown: null, outcomes: [], message }
       }
       // Oldest attempt first, as the sweeper hands them over: a failed attempt before the retry that succeeded.
-      const answered = found.filter(hasBankAnswer).reverse()
+      // A paid order stays paid: its failed attempts are not handed over beside its success (sweep-results.ts).
+      const attempts = found.filter(hasBankAnswer).reverse()
+      const paid = attempts.filter((record) => classify(String(record.payment_status), typeof record.fpx_debit_auth_code === 'string' ? record.fpx_debit_auth_code : undefined) === 'succeeded')
+      const answered = paid.length > 0 ? paid : attempts
       const outcomes: Outcome[] = []
       let shown: PaymentState | null = null
       for (const record of answered) {

@@ -83,4 +83,30 @@ describe.each(BOOK_STORES)('the sweeper and an order paid at its retry ($name st
     expect(events).toEqual([`succeeded:${retry.exchangeNumber}`])
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
   })
+
+  it("an operator's look-up of the order hands over its success only, and a failing handler leaves it open to be swept", async () => {
+    const { emulator, capture } = each
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: each.opened.store, client: { searchTransactions: apiClient.searchTransactions }, logger: false as never, sweep: FAST } as ReceiverOptions<unknown>)
+    each.made.push(receiver)
+    const events: string[] = []
+    let failSuccess = 1
+    receiver.on('payment.succeeded', (event: PaymentEvent<unknown>) => {
+      if (failSuccess-- > 0) throw new Error('the fulfilment service is down')
+      events.push(`succeeded:${event.payment.exchangeNumber}`)
+    })
+    receiver.on('payment.failed', (event: PaymentEvent<unknown>) => void events.push(`failed:${event.payment.exchangeNumber}`))
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    const input = paymentInput({ callback_url: capture.url })
+    const first = await client.createPayment(input)
+    await emulator.complete(first.exchangeNumber as string, 'reject')
+    const retry = await client.createPayment(input)
+    await emulator.complete(retry.exchangeNumber as string, 'approve')
+
+    await receiver.operator.lookUp({ orderNumber: input.order_number, uid: DEMO.uid }, 'ops')
+    expect(events).toEqual([])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
+    await receiver.sweep()
+    expect(events).toEqual([`succeeded:${retry.exchangeNumber}`])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
+  })
 })
