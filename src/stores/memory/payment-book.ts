@@ -132,7 +132,9 @@ export class MemoryPaymentBook implements PaymentBook {
     let latest: BookedPayment | undefined
     for (const key of this.byOrder.get(orderNumber) ?? []) {
       const booked = this.held(key)
-      if (booked !== undefined && (latest === undefined || booked.createdAt > latest.createdAt)) latest = booked
+      // Created at the same instant: the smallest uid, as the other stores choose.
+      const at = booked?.createdAt.getTime()
+      if (booked !== undefined && (latest === undefined || (at as number) > latest.createdAt.getTime() || (at === latest.createdAt.getTime() && booked.uid < latest.uid))) latest = booked
     }
     return latest
   }

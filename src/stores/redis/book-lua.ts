@@ -153,7 +153,7 @@ local function booked_uid(base, uid, order)
   for i = 1, #found, 2 do
     local uid = found[i] == '\\0' and '' or found[i]
     local at = found[i] ~= '' and tonumber(redis.call('HGET', book_keys(base, uid, order).payment, 'createdAt'))
-    if at and (best_at == nil or at > best_at) then best, best_at = uid, at end
+    if at and (best_at == nil or at > best_at or (at == best_at and bytes_before(uid, best))) then best, best_at = uid, at end
   end
   return best
 end
