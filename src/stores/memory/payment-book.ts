@@ -180,13 +180,16 @@ export class MemoryPaymentBook implements PaymentBook {
     const booked = this.findNow(order.orderNumber, order.uid) ?? (failure.seen === undefined ? undefined : this.seenNow(order.orderNumber, exchangeNumber, failure.seen))
     if (booked === undefined) return
     const kept = this.payments.get(keyOf(booked)) as Kept
+    const now = new Date()
     kept.booked = {
       ...booked,
       failures: booked.failures + 1,
-      lastFailure: { at: new Date(), state, message: failureText(failure.message) },
+      lastFailure: { at: now, state, message: failureText(failure.message) },
       buyerEmail: booked.buyerEmail ?? buyerOf(failure.seen).buyerEmail,
       buyerName: booked.buyerName ?? buyerOf(failure.seen).buyerName,
     }
+    // Abandoned, and now a result came whose handlers failed: open again and due, or nothing would bring it again.
+    if (booked.status === 'abandoned') this.payments.set(keyOf(booked), { booked: { ...kept.booked, status: 'open', nextLookupAt: now }, until: Number.POSITIVE_INFINITY })
   }
 
   /**

@@ -138,6 +138,9 @@ export function failureStatements(t: BookTable, p: OrderParams, message: string,
   return {
     count: `UPDATE ${t.sql} AS b SET
   failures = b.failures + 1, last_failure_at = ${at(p.now)}, last_failure_state = ${p.state}::text, last_failure_message = ${message}::text,
+  status = CASE WHEN b.status = 'abandoned' THEN 'open' ELSE b.status END,
+  next_lookup_at = CASE WHEN b.status = 'abandoned' THEN ${at(p.now)} ELSE b.next_lookup_at END,
+  expires_at = CASE WHEN b.status = 'abandoned' THEN NULL ELSE b.expires_at END,
   buyer_email = COALESCE(b.buyer_email, ${p.seen.email}::text), buyer_name = COALESCE(b.buyer_name, ${p.seen.name}::text)
 WHERE ${foundBy(t, p.order, p.uid)} AND ${when}`,
     record: resultRecord(
