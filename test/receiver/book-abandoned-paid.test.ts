@@ -44,4 +44,33 @@ describe.each(BOOK_STORES)('an abandoned payment paid after all, its handler fai
     expect(events).toEqual([`succeeded:${created.exchangeNumber}`])
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded' })
   })
+
+  it('a failed order paid at its retry, the success handler failing, is open to the sweeper again', async () => {
+    const { emulator, capture } = each
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: each.opened.store, client: { searchTransactions: apiClient.searchTransactions }, logger: false as never, sweep: { ...FAST, abandonAfterMs: 60_000 } } as ReceiverOptions<unknown>)
+    each.made.push(receiver)
+    const events: string[] = []
+    let failSuccess = 1
+    receiver.on('payment.succeeded', (event: PaymentEvent<unknown>) => {
+      if (failSuccess-- > 0) throw new Error('the fulfilment service is down')
+      events.push(`succeeded:${event.payment.exchangeNumber}`)
+    })
+    receiver.on('payment.failed', (event: PaymentEvent<unknown>) => void events.push(`failed:${event.payment.exchangeNumber}`))
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    const input = paymentInput({ callback_url: capture.url })
+    const first = await client.createPayment(input)
+    await emulator.complete(first.exchangeNumber as string, 'reject')
+    const [failed] = await capture.bodies(first.exchangeNumber as string, 1)
+    expect((await receiver.handle({ kind: 'callback', body: failed as string, contentType: FORM })).outcome).toBe('processed')
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'failed' })
+
+    const retry = await client.createPayment(input)
+    await emulator.complete(retry.exchangeNumber as string, 'approve')
+    const [paid] = await capture.bodies(retry.exchangeNumber as string, 1)
+    expect((await receiver.handle({ kind: 'callback', body: paid as string, contentType: FORM })).outcome).toBe('failed')
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
+    await receiver.sweep()
+    expect(events).toEqual([`failed:${first.exchangeNumber}`, `succeeded:${retry.exchangeNumber}`])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded' })
+  })
 })

@@ -188,8 +188,9 @@ export class MemoryPaymentBook implements PaymentBook {
       buyerEmail: booked.buyerEmail ?? buyerOf(failure.seen).buyerEmail,
       buyerName: booked.buyerName ?? buyerOf(failure.seen).buyerName,
     }
-    // Abandoned, and now a result came whose handlers failed: open again and due, or nothing would bring it again.
-    if (booked.status === 'abandoned') this.payments.set(keyOf(booked), { booked: { ...kept.booked, status: 'open', nextLookupAt: now }, until: Number.POSITIVE_INFINITY })
+    // Abandoned (or failed, and now a success), and a result came whose handlers failed: open again and due, or
+    // nothing would bring it again.
+    if (booked.status === 'abandoned' || (booked.status === 'failed' && state === 'succeeded')) this.payments.set(keyOf(booked), { booked: { ...kept.booked, status: 'open', nextLookupAt: now }, until: Number.POSITIVE_INFINITY })
   }
 
   /**

@@ -135,12 +135,14 @@ export function completionStatements(t: BookTable, p: OrderParams, when: string)
  * `result` record made for it, open (nothing handled yet).
  */
 export function failureStatements(t: BookTable, p: OrderParams, message: string, when: string): { count: string; record: string } {
+  // Abandoned (or failed, and now a success), and a result came whose handlers failed: open again and due.
+  const reopens = `(b.status = 'abandoned' OR (b.status = 'failed' AND ${p.state}::text = 'succeeded'))`
   return {
     count: `UPDATE ${t.sql} AS b SET
   failures = b.failures + 1, last_failure_at = ${at(p.now)}, last_failure_state = ${p.state}::text, last_failure_message = ${message}::text,
-  status = CASE WHEN b.status = 'abandoned' THEN 'open' ELSE b.status END,
-  next_lookup_at = CASE WHEN b.status = 'abandoned' THEN ${at(p.now)} ELSE b.next_lookup_at END,
-  expires_at = CASE WHEN b.status = 'abandoned' THEN NULL ELSE b.expires_at END,
+  status = CASE WHEN ${reopens} THEN 'open' ELSE b.status END,
+  next_lookup_at = CASE WHEN ${reopens} THEN ${at(p.now)} ELSE b.next_lookup_at END,
+  expires_at = CASE WHEN ${reopens} THEN NULL ELSE b.expires_at END,
   buyer_email = COALESCE(b.buyer_email, ${p.seen.email}::text), buyer_name = COALESCE(b.buyer_name, ${p.seen.name}::text)
 WHERE ${foundBy(t, p.order, p.uid)} AND ${when}`,
     record: resultRecord(

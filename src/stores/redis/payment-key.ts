@@ -168,8 +168,10 @@ if k then
   redis.call('HINCRBY', k.payment, 'failures', 1)
   redis.call('HSET', k.payment, 'failedAt', ARGV[7], 'failedState', ARGV[5], 'failedMessage', ARGV[8])
   if ARGV[9] == '1' then fill_buyer(k, ARGV[13], ARGV[14]) end
-  -- Abandoned, and now a result came whose handlers failed: open again and due, or nothing would bring it again.
-  if redis.call('HGET', k.payment, 'status') == 'abandoned' then
+  -- Abandoned (or failed, and now a success), and a result came whose handlers failed: open again and due, or
+  -- nothing would bring it again.
+  local status = redis.call('HGET', k.payment, 'status')
+  if status == 'abandoned' or (status == 'failed' and ARGV[5] == 'succeeded') then
     redis.call('HSET', k.payment, 'status', 'open', 'next', ARGV[7])
     redis.call('PERSIST', k.payment)
     count_open(k, 1, 0)
