@@ -76,7 +76,7 @@ export interface FailOutcome {
   readonly refund?: boolean
 }
 
-/** What fail() did: see there. */
+/** fail()'s answer: a boolean as before, so existing callers keep working; 'revived' only when it did not dead-letter as asked. */
 export type FailResult = boolean | 'revived'
 
 export interface InboxQueue {

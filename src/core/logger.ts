@@ -41,7 +41,7 @@ export function safeLogger(logger: LoggerOption | undefined): Logger {
   if (logger === false) return silentLogger
   // Checked here: a logger without warn or error (console.log, a string) would make every warning vanish in logSafely.
   if (logger != null && (typeof logger !== 'object' || typeof logger.warn !== 'function' || typeof logger.error !== 'function'))
-    throw new TypeError('logger must be an object with debug, info, warn and error methods (pino, console), or false')
+    throw new TypeError('logger must be an object with warn and error methods, and debug and info to see those levels (pino, console), or false')
   const chosen = logger ?? consoleLogger
   const level = (name: keyof Logger) =>
     // The console's quiet levels are this module's own and never change: nothing to wrap.

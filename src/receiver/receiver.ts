@@ -145,7 +145,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     // Not swallowed: a fault other than the runtime's refusal throws again at first use, and that use fails with it.
   }
 
-  // What an operator lists and retries: inbox mode's entries, or those a durable store keeps until the API confirms.
+  // A result kept until the API confirms it is one an operator may need to see or retry, as in inbox mode.
   const operated = inbox ?? deferTo ?? disabledInbox()
   const operator = receiverOperator({
     client: api === undefined ? undefined : (uid) => lookupClient(options, verifier, uid ?? verifier.sets[0]?.uid ?? ''),

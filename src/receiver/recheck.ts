@@ -72,9 +72,12 @@ export function recheckAsked(raw: RawDelivery): RecheckAsked | undefined {
   const attempt = Number(query.get(ATTEMPT))
   const issuedAt = Number(query.get(ISSUED))
   if (signature === null || exchangeNumber === null || !Number.isSafeInteger(attempt) || attempt < 1 || !Number.isSafeInteger(issuedAt)) return undefined
-  // Both HMACs or none: a signature of any other length matches nothing (linkSigner), and the API is not asked.
+  // Both HMACs, or the first alone (a link an earlier version made, without the order's: taken as expired, so that
+  // a buyer holding one during a deploy gets the page saying the order is updated, not a forgery's 401). Any other
+  // length matches nothing (linkSigner), and the API is not asked.
   const both = signature.length === 128
-  return { attempt, exchangeNumber, uid: query.get(UID) ?? '', issuedAt, signature: both ? signature.slice(0, 64) : '', orderTag: both ? signature.slice(64) : '', own: query }
+  const first = both ? signature.slice(0, 64) : signature.length === 64 ? signature : ''
+  return { attempt, exchangeNumber, uid: query.get(UID) ?? '', issuedAt, signature: first, orderTag: both ? signature.slice(64) : '', own: query }
 }
 
 /** The credential set whose token signed the link, or undefined when the link is not one this receiver made. */
@@ -88,8 +91,12 @@ export async function ofLinkedOrder(verifier: Verifier, asked: RecheckAsked, sig
   return found !== undefined && found.token === signer.token
 }
 
-/** Whether a link of the receiver's own is past its lifetime (or made in the future, beyond a clock's drift). */
+/**
+ * Whether a link of the receiver's own is past its lifetime (or made in the future, beyond a clock's drift), or was
+ * made before links named their result's order (no second HMAC): it cannot say which order it was made for.
+ */
 export function expired(asked: RecheckAsked): boolean {
+  if (asked.orderTag === '') return true
   const age = nowS() - asked.issuedAt
   return age > LINK_LIFETIME_S || age < -60
 }

@@ -59,7 +59,8 @@ describe.skipIf(!available)('a result kept until the API confirms it', () => {
       expect(handled).toEqual([])
 
       apiDown = false
-      expect(await receiver.inbox.retry({ exchangeNumber: genuine.exchangeNumber })).toBe(1)
+      // 1, or 0 when a worker holds the entry for an attempt at this moment (its attempts are reset, and it runs again).
+      expect(await receiver.inbox.retry({ exchangeNumber: genuine.exchangeNumber })).toBeLessThanOrEqual(1)
       expect(await eventually(async () => (await receiver.inbox.counts()).pending === 0)).toBe(true)
       expect(handled).toEqual([`${genuine.exchangeNumber}:succeeded`])
       expect(await receiver.inbox.counts()).toEqual({ pending: 0, dead: 0 })

@@ -75,7 +75,7 @@ describe.each(BOOK_STORES)('the sweeper and an order paid at its retry ($name st
     // The success's callback: its handler fails (the service would retry it, and may give up).
     expect((await receiver.handle({ kind: 'callback', body: paidBody as string, contentType: FORM })).outcome).toBe('failed')
     // The first attempt's failure arrives late: the order is paid, its failure changes nothing.
-    await receiver.handle({ kind: 'callback', body: failedBody as string, contentType: FORM })
+    expect(await receiver.handle({ kind: 'callback', body: failedBody as string, contentType: FORM })).toMatchObject({ status: 200, outcome: 'stale' })
     expect(events).toEqual([])
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
     // The success's deliveries are over: the sweeper brings it.

@@ -144,4 +144,27 @@ describe("a check-again link made for a result whose exchange_number is another 
       await redis.quit()
     }
   })
+
+  it('a link made before links named their order (its first HMAC only) is answered as expired, a forged one as a forgery', async () => {
+    const unknown = await svc.emulator.pay({ transaction_amount: '12.00' })
+    const own = await svc.pay('cancel', { buyer_name: unknown })
+    const app = await shop()
+    try {
+      // The buyer's own result, renamed so that its exchange_number is a payment still at the bank: the checking page.
+      const first = await fetch(`${app.url}/fpx/redirect`, { method: 'POST', body: planted(own), headers: { 'content-type': FORM }, redirect: 'manual' })
+      const link = new URLSearchParams(linkOf(await first.text()))
+      const signature = link.get('fpx_sig') ?? ''
+      expect(signature).toHaveLength(128)
+      const follow = async (sig: string) => {
+        link.set('fpx_sig', sig)
+        const answer = await fetch(`${app.url}/fpx/redirect?${link}`, { redirect: 'manual' })
+        await answer.text()
+        return answer.status
+      }
+      expect(await follow(signature.slice(0, 64))).toBe(410)
+      expect(await follow(`${signature.slice(0, 63)}${signature[63] === '0' ? '1' : '0'}`)).toBe(401)
+    } finally {
+      await app.close()
+    }
+  })
 })

@@ -109,10 +109,11 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   if (typeof prefix !== 'string') throw new TypeError('prefix must be a string')
   checkPositiveInteger('leaseMs', options.leaseMs)
   checkPositiveInteger('retentionMs', options.retentionMs)
-  const { logger = consoleWarnings } = options
+  // Left out or null: the console, as the receiver takes them.
+  const logger = options.logger ?? consoleWarnings
   // Checked here, not when the first claim reports to it: a bad logger found then would reject with nobody listening.
-  if (logger !== false && (logger === null || typeof logger !== 'object' || typeof logger.warn !== 'function'))
-    throw new TypeError('logger must be an object with warn and debug methods (pino, console), or false')
+  if (logger !== false && (typeof logger !== 'object' || typeof logger.warn !== 'function'))
+    throw new TypeError('logger must be an object with a warn method (pino, console), or false')
   const retentionMs = String(options.retentionMs ?? DEFAULT_RETENTION_MS)
   const scripts = {
     claim: luaScript(send, CLAIM),
