@@ -73,4 +73,33 @@ describe.each(BOOK_STORES)('an abandoned payment paid after all, its handler fai
     expect(events).toEqual([`failed:${first.exchangeNumber}`, `succeeded:${retry.exchangeNumber}`])
     expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded' })
   })
+
+  it("a failed attempt's completion that raced the success's failing handlers leaves the order open to the sweeper", async () => {
+    const { emulator, capture } = each
+    const receiver = createReceiver({ checksumToken: DEMO.checksumToken, store: each.opened.store, client: { searchTransactions: apiClient.searchTransactions }, logger: false as never, sweep: { ...FAST, abandonAfterMs: 60_000 } } as ReceiverOptions<unknown>)
+    each.made.push(receiver)
+    const events: string[] = []
+    let failSuccess = 1
+    receiver.on('payment.succeeded', (event: PaymentEvent<unknown>) => {
+      if (failSuccess-- > 0) throw new Error('the fulfilment service is down')
+      events.push(`succeeded:${event.payment.exchangeNumber}`)
+    })
+    receiver.on('payment.failed', (event: PaymentEvent<unknown>) => void events.push(`failed:${event.payment.exchangeNumber}`))
+    const client = createClient({ environment: { baseUrl: emulator.baseUrl }, ...DEMO, book: receiver, logger: false })
+    const input = paymentInput({ callback_url: capture.url })
+    const first = await client.createPayment(input)
+    await emulator.complete(first.exchangeNumber as string, 'reject')
+    const retry = await client.createPayment(input)
+    await emulator.complete(retry.exchangeNumber as string, 'approve')
+    const [paid] = await capture.bodies(retry.exchangeNumber as string, 1)
+    expect((await receiver.handle({ kind: 'callback', body: paid as string, contentType: FORM })).outcome).toBe('failed')
+    // The first attempt's failure, claimed before the success's handlers failed, completes now: the book settles it
+    // as a completion does. The order was paid: it must stay open for the success.
+    const book = each.opened.store.paymentBook!()
+    await book.settle({ uid: DEMO.uid, orderNumber: input.order_number }, 'failed', first.exchangeNumber as string)
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'open' })
+    await receiver.sweep()
+    expect(events).toEqual([`succeeded:${retry.exchangeNumber}`])
+    expect(await receiver.payments.find(input.order_number)).toMatchObject({ status: 'succeeded', state: 'succeeded' })
+  })
 })

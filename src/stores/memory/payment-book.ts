@@ -159,7 +159,10 @@ export class MemoryPaymentBook implements PaymentBook {
     if (booked.state !== null && STATE_RANK[state] <= STATE_RANK[booked.state]) return booked.state === state
     const now = new Date()
     const settled = { ...booked, exchangeNumber: booked.exchangeNumber ?? ownCopy(exchangeNumber), state, settledAt: now }
-    if (state !== 'pending') this.close(key, { ...settled, status: state, nextLookupAt: null })
+    // A failure settled while a success of the order is failing its handlers (a race with a claim taken before that
+    // success came) leaves it open as a 99 does: closed, nothing would bring the success again.
+    const closes = state !== 'pending' && !(state === 'failed' && isPaidFailing(booked))
+    if (closes) this.close(key, { ...settled, status: state, nextLookupAt: null })
     // Abandoned with no result, and now a 99 came: open again, and due, or nothing would ever look at it.
     else if (booked.status !== 'open') this.payments.set(key, { booked: { ...settled, status: 'open', nextLookupAt: now }, until: Number.POSITIVE_INFINITY })
     else (this.payments.get(key) as Kept).booked = { ...settled, status: 'open' }

@@ -66,7 +66,10 @@ export interface OrderParams {
 export function settleStatement(t: BookTable, p: OrderParams): string {
   const state = `${p.state}::text`
   const moves = `(b.state IS NULL OR ${rank('b.state')} < ${rank(state)})`
-  const final = `${state} <> 'pending'`
+  // A failure settled while a success of the order is failing its handlers (a race with a claim taken before that
+  // success came) leaves it open as a 99 does: closed, nothing would bring the success again.
+  const paidFailing = `(b.failures > 0 AND b.last_failure_state = 'succeeded')`
+  const final = `(${state} <> 'pending' AND NOT (${state} = 'failed' AND ${paidFailing}))`
   return `UPDATE ${t.sql} AS b SET
   state = CASE WHEN ${moves} THEN ${state} ELSE b.state END,
   status = CASE WHEN NOT ${moves} THEN b.status WHEN ${final} THEN ${state} ELSE 'open' END,

@@ -176,9 +176,12 @@ end
 -- Marks a handled state (PaymentBook.settle): 1 when the book stands at it afterwards, else 0. Whatever it moves,
 -- the failures of the state's rank or lower are over.
 local function settle(k, incoming, exchange, now, retention)
-  local found = redis.call('HMGET', k.payment, 'status', 'state', 'exchange', 'createdAt', 'failedState')
+  local found = redis.call('HMGET', k.payment, 'status', 'state', 'exchange', 'createdAt', 'failedState', 'failures')
   local status, state = found[1], found[2]
   if not status then return 0 end
+  -- A failure settled while a success of the order is failing its handlers (a race with a claim taken before that
+  -- success came) leaves it open as a 99 does: closed, nothing would bring the success again.
+  local paid_failing = found[5] == 'succeeded' and tonumber(found[6] or '0') > 0
   if not found[5] or found[5] == '' or RANK[incoming] >= RANK[found[5]] then redis.call('HSET', k.payment, 'failures', 0) end
   if state ~= '' and RANK[incoming] <= RANK[state] then
     if incoming == state then return 1 end
@@ -186,7 +189,7 @@ local function settle(k, incoming, exchange, now, retention)
   end
   if found[3] ~= '' then exchange = found[3] end
   redis.call('HSET', k.payment, 'settled', now)
-  if incoming ~= 'pending' then
+  if incoming ~= 'pending' and not (incoming == 'failed' and paid_failing) then
     redis.call('HSET', k.payment, 'status', incoming, 'state', incoming, 'exchange', exchange, 'next', '')
     redis.call('ZREM', k.due, k.member)
     redis.call('PEXPIRE', k.payment, retention)
@@ -194,7 +197,7 @@ local function settle(k, incoming, exchange, now, retention)
   elseif status == 'open' then
     redis.call('HSET', k.payment, 'state', incoming, 'exchange', exchange)
   else
-    -- Abandoned with no result, and now a 99 came: open again, and due, or nothing would ever look at it.
+    -- Abandoned with no result, and now a 99 came (or that failure): open again, and due, or nothing would look at it.
     redis.call('HSET', k.payment, 'status', 'open', 'state', incoming, 'exchange', exchange, 'next', now)
     redis.call('PERSIST', k.payment)
     count_open(k, 1, retention)
