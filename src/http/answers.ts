@@ -153,6 +153,7 @@ export async function answerRedirect<TContext>(
   if (!shown || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
   const location = urlFor(options as RedirectOptions<never>, payment)
   if (location === undefined) return resultPage(payment)
+  if (typeof location !== 'string') throw new TypeError(`the redirect URL for a ${payment.state} payment is ${location === null ? 'null' : typeof location}, not text`)
   return { status: 303, headers: { location: locationHeader(location), 'cache-control': 'no-store' }, body: '' }
 }
 
@@ -227,8 +228,18 @@ export async function answerDelivery<TContext>(
   }
   if (delivery.kind !== 'redirect') return answerCallback(response)
   const options = redirect ?? {}
-  if (options.onResult === undefined) return answerRedirect(response, options, context)
   const log = { delivery: delivery.kind, outcome: response.outcome, ...(response.payment === undefined ? {} : { exchangeNumber: response.payment.exchangeNumber }) }
+  if (options.onResult === undefined) {
+    // successUrl, failureUrl and pendingUrl may be the app's functions: one that throws, or answers no text, is the
+    // app's fault like an onResult that throws, never the framework's error page (or, for a thrown null or 'route',
+    // Express's next route and a Koa request left unanswered).
+    try {
+      return await answerRedirect(response, options, context)
+    } catch (error) {
+      loggerOf(receiver).error({ ...log, err: error }, "the app's successUrl, failureUrl or pendingUrl threw or answered no URL text; the browser was answered 500 internal_error")
+      return faultAnswer(delivery.kind)
+    }
+  }
   let own: unknown
   try {
     own = await options.onResult({ response, payment: response.payment }, context)
