@@ -93,13 +93,17 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, time
         `signed are gone. ${delivery.consumedAdvice ?? NODE_PARSER_ADVICE}`,
     )
   if (delivery.readBody === undefined) return delivery
+  const { readBody } = delivery
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(bodyTimeoutError()), timeoutMs)
   })
-  const reading = delivery.readBody(maxBodyBytes)
+  // A reader that throws rather than rejects (a hand-written one) is a failed read like any other: it must not leave
+  // the time limit running, to go off later as an unhandled rejection that ends a Node process.
+  const reading = new Promise<Uint8Array | string>((resolve) => resolve(readBody(maxBodyBytes)))
   // The read that loses the race ends with the connection, which the 408 answer closes.
   reading.catch(() => undefined)
+  late.catch(() => undefined)
   try {
     return { ...delivery, body: await Promise.race([reading, late]) }
   } catch (error) {
