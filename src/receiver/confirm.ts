@@ -58,9 +58,21 @@ export async function confirmThroughApi(confirmer: Confirmer, signer: Signer, ex
   } finally {
     clearTimeout(timer)
   }
+  // A client of the merchant's (the `client` option) may answer anything: what is no list of records, or a record
+  // that throws when read, is an API that could not be asked, never a rejection here (the claim would stay held).
+  if (!Array.isArray(records))
+    return new ReceiverError('confirmation_unavailable', 'the status API client answered something other than a list of records; retry later', {
+      cause: new TypeError(`searchTransactions answered ${records === null ? 'null' : typeof records}, not an array`),
+    })
   let known: VerifiedPayment | undefined
   for (const record of records as readonly Record<string, unknown>[]) {
-    if (record?.exchange_number !== exchangeNumber || !hasBankAnswer(record)) continue
+    let answered: boolean
+    try {
+      answered = record?.exchange_number === exchangeNumber && hasBankAnswer(record)
+    } catch (error) {
+      return new ReceiverError('confirmation_unavailable', 'a record the status API client answered could not be read; retry later', { cause: error })
+    }
+    if (!answered) continue
     let candidate: VerifiedPayment
     try {
       candidate = trustedPayment(apiRecordText(record))
