@@ -74,7 +74,9 @@ export async function receive(parts: ReceiveParts, delivery: Delivery): Promise<
     attempt = parts.timeline.nextAttempt()
     return await receiveAttempt(parts, delivery, receivedAt, attempt)
   } catch (error) {
-    return refusal(parts, error, delivery.kind, { receivedAt, attempt, exchangeNumber: null, orderNumber: null })
+    // Read with care: a delivery that is no object (receiver.handle(undefined)) must be answered too, never thrown.
+    const kind = (delivery as Partial<Delivery> | null | undefined)?.kind === 'redirect' ? 'redirect' : 'callback'
+    return refusal(parts, error, kind, { receivedAt, attempt, exchangeNumber: null, orderNumber: null })
   }
 }
 
