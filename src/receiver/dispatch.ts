@@ -60,6 +60,9 @@ export async function answeredWithin<T>(call: Promise<T>, withinMs: number, who 
   }
 }
 
+/** What a store's awaitLeaseEnd may take past the wait it was given before the delivery stops waiting for it. */
+const AWAIT_GRACE_MS = 250
+
 /** How long a delivery waits for one store call, with a lease of `leaseMs`. */
 const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
 /**
@@ -157,7 +160,9 @@ export class Dispatcher<TTransaction> {
           // A wait that fails, by throwing or by rejecting alike, is noted and ends: the claim asked again decides.
           let end: unknown
           try {
-            end = await store.awaitLeaseEnd(verified.exchangeNumber, left)
+            // Bounded here too, as every store call is: a store whose wait never answers (a stalled subscription)
+            // must not leave the sender and the buyer with no answer at all.
+            end = await answeredWithin(store.awaitLeaseEnd(verified.exchangeNumber, left), left + AWAIT_GRACE_MS)
           } catch (error) {
             logger.warn({ ...log, err: error }, "the store failed to wait for the payment's holder; asking for the claim again")
           }
