@@ -55,12 +55,49 @@ const PLAIN_NUMBER = /^[\x20-\x7e]{1,64}$/
  * configured sets', and those of the keys the message was checked with (a resolver's set, asked once already).
  */
 function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: unknown): { exchangeNumber: string | null; orderNumber: string | null } {
-  const secrets = [...verifier.sets.flatMap((set) => [set.authToken ?? '', set.checksumToken]), ...secretsTried(error)].filter((secret) => secret !== '')
+  const secrets = secretsOf(verifier, error)
   const claimed = (name: string): string | null => {
     const value = parsed?.fields.values[parsed.fields.names.indexOf(name)]
     return typeof value === 'string' && PLAIN_NUMBER.test(value) && !secrets.some((secret) => value.includes(secret)) ? value : null
   }
   return { exchangeNumber: claimed('exchange_number'), orderNumber: claimed('order_number') }
+}
+
+/** The tokens a refusal must never quote: the configured sets', and those of the keys the message was checked with. */
+function secretsOf(verifier: Verifier, error: unknown): string[] {
+  return [...verifier.sets.flatMap((set) => [set.authToken ?? '', set.checksumToken]), ...secretsTried(error)].filter((secret) => secret !== '')
+}
+
+const HIDDEN_SECRET = '[redacted]'
+
+/** Text with every token in `secrets` taken out. */
+function withoutSecrets(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(HIDDEN_SECRET)
+  return out
+}
+
+/** Plain data (a diagnosis) with every string passed through withoutSecrets. */
+function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
+  if (typeof value === 'string') return withoutSecrets(value, secrets) as T
+  if (Array.isArray(value)) return value.map((item: unknown) => dataWithoutSecrets(item, secrets)) as T
+  if (value === null || typeof value !== 'object') return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutSecrets(key, secrets), dataWithoutSecrets(item, secrets)])) as T
+}
+
+/**
+ * A refusal as it may be quoted: its message, field names and diagnosis quote what the sender chose (field names, an
+ * unverified uid), and names are not signed, so a buyer holding a result that echoed the Auth Token (`token`) can put
+ * it there, as a name or inside a longer uid. The answer, the log and the console's refusals page get it without.
+ */
+function quotable(error: ReceiverError, secrets: readonly string[]): ReceiverError {
+  const texts = [error.message, ...(error.fields ?? []), JSON.stringify(error.diagnosis ?? null)]
+  if (!secrets.some((secret) => texts.some((text) => text.includes(secret)))) return error
+  return new ReceiverError(error.code, withoutSecrets(error.message, secrets), {
+    ...(error.fields === undefined ? {} : { fields: error.fields.map((name) => withoutSecrets(name, secrets)) }),
+    ...(error.cause === undefined ? {} : { cause: error.cause }),
+    ...(error.diagnosis === undefined ? {} : { diagnosis: dataWithoutSecrets(error.diagnosis, secrets) }),
+  })
 }
 
 /**
@@ -260,10 +297,10 @@ function refusal(parts: ReceiveParts, error: unknown, source: ResultSource, deli
   const { logger } = parts
   let known: ReceiverError
   if (error instanceof ReceiverError) {
-    known = error
-    const level = error.status >= 500 ? 'error' : 'warn'
-    const summary = error.diagnosis === undefined ? '' : `. Diagnosis: ${error.diagnosis.summary}`
-    logger[level]({ code: error.code, delivery: source, ...(error.cause === undefined ? {} : { err: error.cause }), ...diagnosisDetails(error) }, `refused a delivery: ${error.message}${summary}`)
+    known = quotable(error, secretsOf(parts.verifier, error))
+    const level = known.status >= 500 ? 'error' : 'warn'
+    const summary = known.diagnosis === undefined ? '' : `. Diagnosis: ${known.diagnosis.summary}`
+    logger[level]({ code: known.code, delivery: source, ...(known.cause === undefined ? {} : { err: known.cause }), ...diagnosisDetails(known) }, `refused a delivery: ${known.message}${summary}`)
   } else {
     logger.error({ err: error, delivery: source }, 'unexpected error while handling a delivery')
     known = new ReceiverError('internal_error', 'unexpected error while handling a delivery')
