@@ -3,6 +3,7 @@
  * function of the bytes and the credentials), check what the receiver is told to check, then queue it (inbox mode)
  * or dispatch it (claim, confirm, handlers, complete); note it on the timeline and in telemetry; answer.
  */
+import { base64, base64url } from '../client/redact.js'
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError } from '../core/result/errors.js'
@@ -66,6 +67,15 @@ function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: u
 /** The tokens a refusal must never quote: the configured sets', and those of the keys the message was checked with. */
 function secretsOf(verifier: Verifier, error: unknown): string[] {
   return [...verifier.sets.flatMap((set) => [set.authToken ?? '', set.checksumToken]), ...secretsTried(error)].filter((secret) => secret !== '')
+}
+
+/**
+ * What a refusal must not quote: the tokens (secretsOf) and the Basic-auth header's base64 of uid:authToken, which
+ * a buyer holding the uid and an echoed Auth Token can make as well.
+ */
+function quotedSecretsOf(verifier: Verifier, error: unknown): string[] {
+  const basic = verifier.sets.flatMap((set) => (set.authToken === undefined || set.authToken === '' ? [] : [base64(`${set.uid}:${set.authToken}`), base64url(`${set.uid}:${set.authToken}`)]))
+  return [...basic, ...secretsOf(verifier, error)]
 }
 
 const HIDDEN_SECRET = '[redacted]'
@@ -297,7 +307,7 @@ function refusal(parts: ReceiveParts, error: unknown, source: ResultSource, deli
   const { logger } = parts
   let known: ReceiverError
   if (error instanceof ReceiverError) {
-    known = quotable(error, secretsOf(parts.verifier, error))
+    known = quotable(error, quotedSecretsOf(parts.verifier, error))
     const level = known.status >= 500 ? 'error' : 'warn'
     const summary = known.diagnosis === undefined ? '' : `. Diagnosis: ${known.diagnosis.summary}`
     logger[level]({ code: known.code, delivery: source, ...(known.cause === undefined ? {} : { err: known.cause }), ...diagnosisDetails(known) }, `refused a delivery: ${known.message}${summary}`)

@@ -13,6 +13,7 @@ const CHECKSUM = '0123456789abcdef'.repeat(4)
 const UID = '0c0ffee0-d3e0-4a11-8f00-00000000d3e0'
 const OTHER = { uid: '1c0ffee0-d3e0-4a11-8f00-00000000d3e1', authToken: 'Other0AuthToken00000', checksumToken: 'fedcba9876543210'.repeat(4) }
 const FORM = 'application/x-www-form-urlencoded'
+const BASIC = Buffer.from(`${UID}:${AUTH}`).toString('base64')
 
 function setUp(sets = [{ uid: UID, authToken: AUTH, checksumToken: CHECKSUM }]) {
   const lines: string[] = []
@@ -30,6 +31,7 @@ const cases: [string, () => string, (typeof OTHER)[] | undefined][] = [
   ['as the name of a field whose value is badly encoded (invalid_encoding)', () => `${genuine()}&${AUTH}=%zz`, undefined],
   ['as a field name added to a genuine result (checksum_mismatch, its diagnosis)', () => `${genuine()}&${AUTH}=1`, undefined],
   ['inside a longer uid (unknown_uid)', () => genuine().replace(`uid=${UID}`, `uid=${AUTH}-x`), [OTHER]],
+  ["as the Basic-auth header's base64 of uid:authToken, a field name added to a genuine result", () => `${genuine()}&${encodeURIComponent(BASIC)}=1`, undefined],
 ]
 
 describe('the Auth Token put where a refusal quotes the sender', () => {
@@ -38,9 +40,11 @@ describe('the Auth Token put where a refusal quotes the sender', () => {
     const response = await receiver.handle({ kind: 'callback', body: body(), contentType: FORM })
     expect(response.status).toBeGreaterThanOrEqual(400)
     expect(response.status).toBeLessThan(500)
-    expect(response.body).not.toContain(AUTH)
-    expect(JSON.stringify(response.error)).not.toContain(AUTH)
-    expect(lines.join('\n')).not.toContain(AUTH)
-    expect(JSON.stringify(receiver.refusals())).not.toContain(AUTH)
+    for (const secret of [AUTH, BASIC]) {
+      expect(response.body).not.toContain(secret)
+      expect(JSON.stringify(response.error)).not.toContain(secret)
+      expect(lines.join('\n')).not.toContain(secret)
+      expect(JSON.stringify(receiver.refusals())).not.toContain(secret)
+    }
   })
 })

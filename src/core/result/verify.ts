@@ -1,3 +1,4 @@
+import { base64, base64url } from '../../client/redact.js'
 import { canSignAtOnce, checksumMatches, hmacSha256Hex } from '../crypto.js'
 import { type Logger, type LoggerOption, safeLogger } from '../logger.js'
 import {
@@ -218,7 +219,17 @@ export class Verifier {
     try {
       return await this.matchFields(raw, message, checksum, uid, keys, fallback, others, leading)
     } catch (error) {
-      if (error instanceof ReceiverError) triedSecrets.set(error, keys.flatMap((key) => [key.token, key.set?.authToken ?? '']).filter((secret) => secret !== ''))
+      if (error instanceof ReceiverError)
+        triedSecrets.set(
+          error,
+          keys
+            .flatMap((key) => {
+              const auth = key.set?.authToken ?? ''
+              const basic = auth === '' || key.set === undefined ? [] : [base64(`${key.set.uid}:${auth}`), base64url(`${key.set.uid}:${auth}`)]
+              return [key.token, auth, ...basic]
+            })
+            .filter((secret) => secret !== ''),
+        )
       throw error
     }
   }
