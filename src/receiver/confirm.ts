@@ -49,7 +49,9 @@ export async function confirmThroughApi(confirmer: Confirmer, signer: Signer, ex
   })
   let records: readonly object[]
   try {
-    const client = await confirmer(signer)
+    // The client is found within the same time: finding it may look the credential set up (a resolver).
+    const client = await Promise.race([confirmer(signer), late])
+    if (client === 'late') return new ReceiverError('confirmation_unavailable', `the status API did not answer within ${withinMs} ms; retry later`)
     const answer = await Promise.race([client.searchTransactions('exchange_number', exchangeNumber), late])
     if (answer === 'late') return new ReceiverError('confirmation_unavailable', `the status API did not answer within ${withinMs} ms; retry later`)
     records = answer

@@ -152,7 +152,26 @@ function notAToken(token: unknown): string {
   return Array.isArray(token) ? 'an array' : 'an object'
 }
 
-function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credentials {
+/**
+ * How long a resolver may take by default: as long as a store call (half the default lease, at most 10 s). A lookup
+ * that never answers (a database query on a stalled connection) must not leave the delivery with no answer at all.
+ */
+export const DEFAULT_LOOKUP_WITHIN_MS = 10_000
+
+/** The resolver's answer, or a rejection once `withinMs` has passed without it. */
+async function lookedUpWithin(lookup: () => unknown, withinMs: number): Promise<unknown> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the lookup did not answer within ${withinMs} ms`)), withinMs)
+  })
+  try {
+    return await Promise.race([new Promise((resolve) => resolve(lookup())), late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function resolverOf(resolve: (uid: string) => unknown, whole: boolean, withinMs: number): Credentials {
   const name = whole ? 'resolveCredentials' : 'resolveChecksumToken'
   if (typeof resolve !== 'function') throw new TypeError(`${name} must be a function`)
   return {
@@ -163,7 +182,7 @@ function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credenti
       if (uid === undefined) throw unknownUid(uid)
       let found: unknown
       try {
-        found = await resolve(uid)
+        found = await lookedUpWithin(() => resolve(uid), withinMs)
       } catch (error) {
         throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedUid(uid)}`, { cause: error })
       }
@@ -182,7 +201,7 @@ function resolverOf(resolve: (uid: string) => unknown, whole: boolean): Credenti
 }
 
 /** The one way the options give to find a message's Checksum Token. TypeError when there is not exactly one. */
-export function credentials(options: CredentialOptions): Credentials {
+export function credentials(options: CredentialOptions, lookupWithinMs = DEFAULT_LOOKUP_WITHIN_MS): Credentials {
   const ways = ['checksumToken', 'credentials', 'resolveChecksumToken', 'resolveCredentials'] as const
   const given = ways.filter((way) => (options as Record<string, unknown>)[way] !== undefined)
   if (given.length !== 1) {
@@ -196,8 +215,8 @@ export function credentials(options: CredentialOptions): Credentials {
     throw new TypeError(`give exactly one of checksumToken, credentials, resolveChecksumToken or resolveCredentials${why}`)
   }
   if (options.credentials !== undefined) return setsOf(options.credentials)
-  if (options.resolveChecksumToken !== undefined) return resolverOf(options.resolveChecksumToken, false)
-  if (options.resolveCredentials !== undefined) return resolverOf(options.resolveCredentials, true)
+  if (options.resolveChecksumToken !== undefined) return resolverOf(options.resolveChecksumToken, false, lookupWithinMs)
+  if (options.resolveCredentials !== undefined) return resolverOf(options.resolveCredentials, true, lookupWithinMs)
   const token = options.checksumToken
   if (!isChecksumToken(token)) throw new TypeError('checksumToken must be a non-empty string (the Checksum Token from the dashboard)')
   const key: CandidateKey = { token, credential: undefined, signer: undefined, set: undefined }

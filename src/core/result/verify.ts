@@ -12,7 +12,7 @@ import {
   type ReceivedFields,
   readFields,
 } from './body.js'
-import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type CredentialSet, unknownUid } from './credentials.js'
+import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type CredentialSet, DEFAULT_LOOKUP_WITHIN_MS, unknownUid } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
@@ -101,7 +101,10 @@ export class Verifier {
   private readonly diagnoses: DiagnosisBudget
 
   constructor(options: VerifyOptions) {
-    this.credentials = credentials(options)
+    // A receiver's lease bounds a lookup as it bounds a store call (half of it, at most 10 s).
+    const leaseMs = (options as { leaseMs?: unknown }).leaseMs
+    const lookupWithinMs = typeof leaseMs === 'number' && Number.isInteger(leaseMs) && leaseMs > 0 ? Math.max(1, Math.min(DEFAULT_LOOKUP_WITHIN_MS, Math.floor(leaseMs / 2))) : DEFAULT_LOOKUP_WITHIN_MS
+    this.credentials = credentials(options, lookupWithinMs)
     this.diagnoses = new DiagnosisBudget(options.diagnosisPerSecond ?? DEFAULT_DIAGNOSES_PER_SECOND)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
