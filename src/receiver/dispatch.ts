@@ -266,7 +266,7 @@ export class Dispatcher<TTransaction> {
       return release(acknowledged('stale', handled))
     }
     if (this.parts.expect !== undefined) {
-      const error = await checkExpected(this.parts.expect, handled)
+      const error = await checkExpected(this.parts.expect, handled, this.storeWithinMs)
       if (error !== undefined) {
         logger[error.status >= 500 ? 'error' : 'warn']({ ...log, code: error.code, ...(error.cause === undefined ? {} : { err: error.cause }) }, `did not handle the result: ${error.message}`)
         return release(refused(error, error.status >= 500 ? 'failed' : 'rejected', verified, error.status === 503 ? 5 : undefined))

@@ -43,14 +43,24 @@ function disagreement(expected: ExpectedPayment, verified: VerifiedPayment): str
 }
 
 /** Asks the hook and compares. Resolves to the refusal, or undefined when the result agrees or the order is unknown. */
-export async function checkExpected(hook: ExpectHook, verified: VerifiedPayment): Promise<ReceiverError | undefined> {
+export async function checkExpected(hook: ExpectHook, verified: VerifiedPayment, withinMs: number): Promise<ReceiverError | undefined> {
   let problem: string | undefined
+  let timer: ReturnType<typeof setTimeout> | undefined
+  // Bounded as a store call is: a hook that never answers (its query on a stalled connection) fails like one that throws.
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`the expect hook did not answer within ${withinMs} ms`)), withinMs)
+  })
   try {
-    const expected = await hook({ orderNumber: verified.orderNumber, exchangeNumber: verified.exchangeNumber, state: verified.state })
+    const asked = new Promise<ExpectedPayment | null | undefined>((resolve) =>
+      resolve(hook({ orderNumber: verified.orderNumber, exchangeNumber: verified.exchangeNumber, state: verified.state })),
+    )
+    const expected = await Promise.race([asked, late])
     if (expected === null || expected === undefined) return undefined
     problem = disagreement(expected, verified)
   } catch (error) {
     return new ReceiverError('expect_failed', 'the expect hook failed; the result was not handled, retry later', { cause: error })
+  } finally {
+    clearTimeout(timer)
   }
   return problem === undefined ? undefined : new ReceiverError('result_mismatch', problem)
 }
