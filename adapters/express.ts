@@ -31,7 +31,7 @@ function route(receiver: DeliveryHandler, kind: DeliveryKind, redirect?: Redirec
   return (request, response, next) => {
     // rawBody is not declared here: other packages' type augmentations of IncomingMessage declare it differently.
     const rawBody = (request as { rawBody?: unknown }).rawBody
-    const kept = { raw: rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json()' }
+    const kept = { raw: rawBody ?? request.body, parser: 'a body parser such as express.urlencoded() or express.json() (or a middleware that read the request stream)' }
     const delivery = nodeDelivery(kind, request, kept, request.originalUrl ?? request.url)
     // send() throws when an app's onResult gives a header Node refuses: that goes to next() too, never unhandled.
     answerDelivery(receiver, delivery, redirect, request)

@@ -9,7 +9,7 @@ import type { Readable } from 'node:stream'
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { DELIVERY_MEDIA_TYPES } from '../src/core/result/body.js'
-import { rawQuery, readNodeBody } from '../src/http/node-delivery.js'
+import { rawQuery, readNodeBody, spent } from '../src/http/node-delivery.js'
 import type { Delivery, DeliveryHandler, DeliveryKind } from '../src/receiver/receiver.js'
 import { answerDelivery, type HttpAnswer, type RedirectOptions } from '../src/http/answers.js'
 import { createConsole } from '../src/console/console.js'
@@ -27,6 +27,10 @@ export interface FpxCollectOptions extends RedirectOptions<FastifyRequest> {
   prefix?: string
 }
 
+const FASTIFY_ADVICE =
+  'Leave request.body of the fpx-collect routes as the plugin set it (the unread request stream): a hook of the app that ' +
+  'reads or replaces it should skip these routes.'
+
 async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOptions): Promise<void> {
   const { receiver, callbackPath = '/fpx/callback', redirectPath = '/fpx/redirect', prefix: _prefix, ...redirect } = options
   if (typeof receiver?.handle !== 'function') throw new TypeError('fpx-collect: the receiver option is required (createReceiver(...))')
@@ -35,13 +39,21 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
   // Fastify's reader has no time limit for, and judges the content type and encoding itself.
   fastify.addContentTypeParser(['*', ...DELIVERY_MEDIA_TYPES], (_request, payload, done) => done(null, payload))
 
-  const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => ({
-    kind,
-    contentType: request.headers['content-type'] ?? null,
-    contentEncoding: request.headers['content-encoding'] ?? null,
-    query: rawQuery(request.raw.url ?? ''),
-    readBody: (limit) => (request.body === undefined ? Promise.resolve(new Uint8Array(0)) : readNodeBody(request.body as Readable, request.headers, limit)),
-  })
+  const deliveryOf = (request: FastifyRequest, kind: DeliveryKind): Delivery => {
+    const base = {
+      kind,
+      contentType: request.headers['content-type'] ?? null,
+      contentEncoding: request.headers['content-encoding'] ?? null,
+      query: rawQuery(request.raw.url ?? ''),
+    }
+    const body = request.body as Readable | null | undefined
+    if (body === undefined || body === null) return { ...base, body: new Uint8Array(0) }
+    // Raw bytes or text an app hook read the stream into are the body, as express.raw()'s Buffer is for Express.
+    if ((body as unknown) instanceof Uint8Array || typeof (body as unknown) === 'string') return { ...base, body: body as unknown as Uint8Array | string }
+    // An app hook (preValidation, preHandler) that read the stream, or put something else in its place, left no bytes.
+    if (typeof body.on !== 'function' || spent(body)) return { ...base, consumedBy: 'an app hook that read or replaced request.body', consumedAdvice: FASTIFY_ADVICE }
+    return { ...base, readBody: (limit) => readNodeBody(body, request.headers, limit) }
+  }
   const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
 
   const route = (path: string, kind: DeliveryKind) => {

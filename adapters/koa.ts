@@ -28,7 +28,7 @@ export type KoaMiddleware = (context: KoaContext, next: () => Promise<unknown>) 
 function route(receiver: DeliveryHandler, kind: DeliveryKind, redirect?: RedirectOptions<KoaContext>): KoaMiddleware {
   return async (context) => {
     const { body, rawBody } = context.request
-    const kept = { raw: rawBody ?? body, parser: 'a body parser such as koa-bodyparser or @koa/bodyparser' }
+    const kept = { raw: rawBody ?? body, parser: 'a body parser such as koa-bodyparser or @koa/bodyparser (or a middleware that read the request stream)' }
     const delivery = nodeDelivery(kind, context.req, kept, context.originalUrl)
     const answer = await answerDelivery(receiver, delivery, redirect, context)
     context.status = answer.status

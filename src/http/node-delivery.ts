@@ -33,9 +33,17 @@ export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept:
     query: rawQuery(url),
   }
   if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
-  // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
-  if (request.readableEnded || (request as { _body?: unknown })._body === true) return { ...base, consumedBy: kept.parser }
+  // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended, and
+  // something that read part of it (a middleware's 'data' listener, then an asynchronous step) leaves readableDidRead:
+  // the bytes it saw are gone, which is the app's doing, never a body the sender cut short.
+  if (spent(request)) return { ...base, consumedBy: kept.parser }
   return { ...base, readBody: (limit) => readNodeBody(request, request.headers, limit) }
+}
+
+/** Whether something read a request stream (all of it, or part) before the receiver could. */
+export function spent(stream: NodeJS.ReadableStream): boolean {
+  const state = stream as { readableEnded?: boolean; readableDidRead?: boolean; _body?: unknown }
+  return state.readableEnded === true || state._body === true || state.readableDidRead === true
 }
 
 /** A Node request body's bytes, up to `limit`, checked against its Content-Length when it declares one. */
