@@ -73,7 +73,22 @@ export class ReceiverError extends Error {
  * are escapes, and a message stays one log line the sender cannot extend) and cut at 64 characters.
  */
 export function quotedName(name: string): string {
-  return JSON.stringify(name.length > 64 ? `${name.slice(0, 64)}…` : name)
+  const shown = withoutTokenForms(name)
+  return JSON.stringify(shown.length > 64 ? `${shown.slice(0, 64)}…` : shown)
+}
+
+/** A run of letters and digits as long as an Auth Token or longer: a name the service gives has none (its words are joined by `_`). */
+const TOKEN_RUN = /[A-Za-z0-9]{20,}/g
+const TOKEN_RUN_SHOWN = '[20 or more letters and digits]'
+
+/**
+ * Text the sender chose with every run that could be (or hold) an Auth Token taken out, unless it is hexadecimal
+ * (a merchant id, a Checksum Token's form: neither is the Auth Token). For refusals that come before the receiver
+ * knows the tokens (a partner's resolver is asked by uid, after parsing): a buyer holding a result that echoed the
+ * Auth Token (`token`) can put it in a field name or inside a longer uid.
+ */
+export function withoutTokenForms(text: string): string {
+  return text.replace(TOKEN_RUN, (run) => (MERCHANT_ID_FORM.test(run) ? run : TOKEN_RUN_SHOWN))
 }
 
 /** The Auth Token's form (spec, Credentials): 20 letters or digits. */
