@@ -1,6 +1,7 @@
 import type { ResolvedConfig } from './config.js'
 import { FpxApiError, FpxAuthenticationError, FpxNetworkError, FpxTimeoutError, FpxValidationError } from './errors.js'
-import { base64, Redactor } from './redact.js'
+import { base64 } from '../core/base64.js'
+import { Redactor } from './redact.js'
 
 export interface ApiRequest {
   method: 'GET' | 'POST'

@@ -5,14 +5,7 @@
  * every cause. So the HTTP layer passes each answer's text and headers through `text` as it reads them, parsed
  * JSON through `value`, and any error it did not build (fetch's, and their causes) through `error`.
  */
-/** Text as base64 of its UTF-8 bytes (btoa alone takes Latin-1 only), and the URL-safe form without padding. */
-export function base64(text: string): string {
-  return btoa(String.fromCharCode(...new TextEncoder().encode(text)))
-}
-
-export function base64url(text: string): string {
-  return base64(text).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')
-}
+import { base64, base64url } from '../core/base64.js'
 
 export const REDACTED = '[redacted]'
 

@@ -3,7 +3,7 @@
  * function of the bytes and the credentials), check what the receiver is told to check, then queue it (inbox mode)
  * or dispatch it (claim, confirm, handlers, complete); note it on the timeline and in telemetry; answer.
  */
-import { base64, base64url } from '../client/redact.js'
+import { base64, base64url } from '../core/base64.js'
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError } from '../core/result/errors.js'

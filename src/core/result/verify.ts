@@ -1,4 +1,4 @@
-import { base64, base64url } from '../../client/redact.js'
+import { base64, base64url } from '../base64.js'
 import { canSignAtOnce, checksumMatches, hmacSha256Hex } from '../crypto.js'
 import { type Logger, type LoggerOption, safeLogger } from '../logger.js'
 import {
