@@ -1,8 +1,9 @@
 /**
  * Faults of the merchant's app around the receiver, over real HTTP on every adapter: the app's onResult throws
- * (an Error, or anything else: a string, undefined), rejects, or answers something HTTP cannot carry, and the
- * app's logger throws or rejects. Each adapter answers the same: a fault of the app is a 500 with a code, the
- * cause logged, never a 4xx, never the framework's own error page, and never a fall-through to another route.
+ * (an Error, or anything else: a string, undefined), rejects, or answers something HTTP cannot carry; a successUrl
+ * function throws or answers no URL text; the app's logger throws or rejects. Each adapter answers the same: a
+ * fault of the app is a 500 with a code, the cause logged, never a 4xx, never the framework's own error page, and
+ * never a fall-through to another route.
  */
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { createReceiver, type Logger } from '../../src/index.js'
@@ -99,6 +100,24 @@ export function appFaultContract(open: Open): void {
     expect([reply.status, reply.headers['content-type']]).toEqual([500, 'text/html; charset=utf-8'])
     expect(reply.text).toContain('internal_error')
     expect(runs).toHaveLength(0)
+  })
+
+  // successUrl, failureUrl and pendingUrl may be functions of the app too: one that fails is answered as onResult's.
+  const failingUrls: [string, () => unknown][] = [
+    ['throws an Error', () => {
+      throw new Error('orders table is missing')
+    }],
+    ['throws null', () => {
+      throw null
+    }],
+    ['answers a number', () => 42],
+  ]
+
+  it.each(failingUrls)('successUrl %s: 500 internal_error page, the cause logged, the payment handled once', async (_name, successUrl) => {
+    const { url, runs, lines } = await app({ successUrl: successUrl as never })
+    const delivery = signed()
+    await expectAppFault(url, await post(url, '/fpx/redirect', delivery), runs, delivery)
+    expect(lines.filter((line) => line.level === 'error' && 'err' in line.details)).toHaveLength(1)
   })
 
   const unsendable: [string, unknown][] = [

@@ -1,5 +1,5 @@
 /**
- * As atk2-token-as-name.test.ts, for a partner's receiver (resolveCredentials): the tokens are not known before the
+ * As token-as-field-name.test.ts, for a partner's receiver (resolveCredentials): the tokens are not known before the
  * message's uid is looked up, and a refusal at parsing (a repeated or badly encoded field name) or of a uid the
  * resolver does not know comes before that. A name or uid that holds the Auth Token's form (20 or more letters and
  * digits in a row, not hexadecimal) is not quoted as it is, as quotedUid already does for a uid of exactly that form.
