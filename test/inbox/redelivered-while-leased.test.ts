@@ -85,6 +85,9 @@ for (const subject of subjects) {
 
     async function receiverOn(logger: Logger, leaseMs = 5_000): Promise<{ receiver: Receiver<unknown>; close(): Promise<void> }> {
       const { store, close } = await subject.open()
+      // The schema made first: PostgreSQL's first use creates the tables, which can take longer than a short lease's
+      // store calls may (half the lease), and the first delivery would be answered 503 store_unavailable.
+      await store.openInbox().ready()
       const receiver = createReceiver<unknown>({ checksumToken: TOKEN, signatureOnly: true, store, leaseMs, logger, inbox: INBOX })
       return {
         receiver,
