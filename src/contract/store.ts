@@ -15,6 +15,13 @@ import type { TimelineEntry, TimelineQuery } from './timeline.js'
  * src/contract; test/stores/contract.ts runs it against every store.
  */
 export interface ReceiverStore<TTransaction = undefined> {
+  /**
+   * Optional: how long this store holds a claim whatever leaseMs the claim asks for (a store's own `leaseMs`
+   * option). The receiver then times a delivery by the shorter of it and its own leaseMs: a confirmation given half
+   * of a longer lease than the store holds would let the claim run out while the API is asked, and a duplicate
+   * delivery take the payment over and run its handlers a second time.
+   */
+  readonly leaseMs?: number
   claim(request: ClaimRequest): Promise<Claim<TTransaction>>
   /**
    * Records `state` as handled (and, for a transactional claim, commits the handlers' writes with it); a success

@@ -63,8 +63,13 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   if (options.signatureOnly !== true && confirmer === undefined) throw new TypeError(NEEDS_A_CHOICE)
   if (options.signatureOnly === true) logger.warn({}, SIGNATURE_ONLY_WARNING)
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
-  const leaseMs = options.leaseMs ?? 60_000
-  if (!(Number.isInteger(leaseMs) && leaseMs > 0)) throw new TypeError('leaseMs must be a positive integer')
+  const asked = options.leaseMs ?? 60_000
+  if (!(Number.isInteger(asked) && asked > 0)) throw new TypeError('leaseMs must be a positive integer')
+  // A store that holds claims for a lease of its own (its leaseMs option) decides when a claim runs out: the
+  // confirmation's half, the store calls' and the in-process waits are timed within it, or a claim could run out
+  // while the API is asked and a duplicate run the handlers again.
+  const held = store.leaseMs
+  const leaseMs = typeof held === 'number' && Number.isInteger(held) && held > 0 ? Math.min(asked, held) : asked
   if (options.expect !== undefined && typeof options.expect !== 'function') throw new TypeError('expect must be a function')
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = { 'payment.pending': [], 'payment.succeeded': [], 'payment.failed': [] }
   const telemetry = new Telemetry(options.telemetry, logger)

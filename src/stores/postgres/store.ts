@@ -28,7 +28,10 @@ export interface PostgresStoreOptions<TClient = PostgresQueryable> {
   client: TClient
   /** The table, `name` or `schema.name`; created on first use when missing. Default `fpx_collect`. */
   table?: string
-  /** How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. */
+  /**
+   * How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. A receiver on this
+   * store times its deliveries (the confirmation's half, store calls, waits) by the shorter of the two.
+   */
   leaseMs?: number
   /**
    * How long handled states (and the orders they paid) are remembered after the last completion. Default 30 days:
@@ -156,6 +159,7 @@ export function postgresStore(options: PostgresStoreOptions<PostgresQueryable> &
   }
 
   return {
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     async claim(request: ClaimRequest): Promise<Claim<unknown>> {
       await ready()
       const leaseMs = options.leaseMs ?? Math.max(1, Math.ceil(request.leaseMs))

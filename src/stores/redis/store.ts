@@ -32,7 +32,10 @@ export interface RedisStoreOptions {
   client: RedisClientLike
   /** Put in front of every key. Default `fpx-collect:`. */
   prefix?: string
-  /** How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. */
+  /**
+   * How long a claim holds an exchange_number, overriding the receiver's leaseMs when given. A receiver on this
+   * store times its deliveries (the confirmation's half, store calls, waits) by the shorter of the two.
+   */
   leaseMs?: number
   /**
    * How long handled states are remembered after the last completion. Default 30 days: the service's
@@ -140,6 +143,7 @@ export function redisStore(options: RedisStoreOptions): RedisStore {
   }
 
   return {
+    ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
     async claim(request) {
       if (!checked) {
         checked = true
