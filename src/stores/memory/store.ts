@@ -69,10 +69,15 @@ export function memoryStore(options: MemoryStoreOptions = {}): ReceiverStore {
     return order !== undefined && order.until > now && order.exchangeNumber !== payment.exchangeNumber ? order.exchangeNumber : null
   }
 
+  /**
+   * The payment when `ref`'s owner still holds its lease. A lease past its end that nobody took over is still its
+   * owner's (a claim of another delivery replaces it): a completion of handlers that outran leaseMs with no other
+   * delivery meanwhile is recorded, as PostgreSQL does, or the redelivery that lease_lost asks for would run them again.
+   */
   function held(ref: LeaseRef): Payment | undefined {
     const payment = payments.get(ref.exchangeNumber)
     const lease = payment?.lease
-    return lease !== undefined && lease.owner === ref.owner && lease.state === ref.state && lease.until > Date.now() ? payment : undefined
+    return lease !== undefined && lease.owner === ref.owner && lease.state === ref.state ? payment : undefined
   }
 
   return {
