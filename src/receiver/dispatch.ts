@@ -255,7 +255,7 @@ export class Dispatcher<TTransaction> {
     // An order paid stays paid: another attempt's failure or approval wait changes nothing the merchant must act on.
     if (handled.state !== 'succeeded' && paidBy) {
       logger.info({ ...log, paidBy }, `the order was paid already (exchange_number ${paidBy}); this ${handled.state} attempt runs no handler`)
-      return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('stale', handled))
+      return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('stale', handled), claim.transaction === undefined ? request : undefined)
     }
     // Paid, but not fulfilled yet: a success of the order passed every check and its handlers failed (the book's
     // paid_failing). Its failure or 99 runs no handler either, and is not recorded: settled, it would close the order
@@ -299,14 +299,23 @@ export class Dispatcher<TTransaction> {
       return release(response, failureOf(error, handled, verified))
     }
     logger.info(log, `handled ${name}`)
-    return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('processed', handled))
+    return this.completed({ ...request, seen: seenOf(handled) }, verified, log, acknowledged('processed', handled), claim.transaction === undefined ? request : undefined)
   }
 
-  /** Records the state handled (settling the order, or recording it from the result seen), then answers `answer`. */
-  private async completed(completion: Completion, verified: VerifiedPayment, log: object, answer: ReceiverResponse): Promise<ReceiverResponse> {
+  /**
+   * Records the state handled (settling the order, or recording it from the result seen), then answers `answer`.
+   * `again`: the claim, when it holds no transaction. Its handlers outran the lease and the store refused the
+   * completion: when nobody took the payment over meanwhile, that claim is granted to the same owner again and the
+   * completion follows, or the sender's redelivery would run the handlers a second time (a store whose lease ends
+   * with its record, Redis for a first state, has nothing left to complete by). A transaction ended with its lease
+   * rolled the handlers' writes back: completing then would record a state whose effects are gone.
+   */
+  private async completed(completion: Completion, verified: VerifiedPayment, log: object, answer: ReceiverResponse, again?: ClaimRequest): Promise<ReceiverResponse> {
     let done: boolean
     try {
       done = await answeredWithin(this.parts.store.complete(completion), this.storeWithinMs)
+      if (!done && again !== undefined && (await answeredWithin(this.parts.store.claim(again), this.storeWithinMs)).outcome === 'claimed')
+        done = await answeredWithin(this.parts.store.complete(completion), this.storeWithinMs)
     } catch (error) {
       this.parts.logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
       return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)

@@ -2,7 +2,7 @@
  * A handler that outlives its lease while no other delivery takes the payment over: its completion is still the only
  * one, so recording it is safe, and refusing it (lease_lost, 500) makes the sender's redelivery run the handler a
  * second time for the same payment state. PostgreSQL and the memory store record such a late completion; the Redis store
- * refuses it (KNOWN FAILING: see the commit message for the fix suggested).
+ * refused it (test committed failing first; the dispatcher now claims again and completes).
  */
 import { randomUUID } from 'node:crypto'
 import { Redis } from 'ioredis'
