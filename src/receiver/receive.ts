@@ -3,11 +3,11 @@
  * function of the bytes and the credentials), check what the receiver is told to check, then queue it (inbox mode)
  * or dispatch it (claim, confirm, handlers, complete); note it on the timeline and in telemetry; answer.
  */
-import { base64, base64url } from '../core/base64.js'
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError } from '../core/result/errors.js'
 import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
+import { quotable, refusalSecrets } from '../core/result/without-secrets.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
@@ -66,48 +66,7 @@ function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: u
 
 /** The tokens a refusal must never quote: the configured sets', and those of the keys the message was checked with. */
 function secretsOf(verifier: Verifier, error: unknown): string[] {
-  return [...verifier.sets.flatMap((set) => [set.authToken ?? '', set.checksumToken]), ...secretsTried(error)].filter((secret) => secret !== '')
-}
-
-/**
- * What a refusal must not quote: the tokens (secretsOf) and the Basic-auth header's base64 of uid:authToken, which
- * a buyer holding the uid and an echoed Auth Token can make as well.
- */
-function quotedSecretsOf(verifier: Verifier, error: unknown): string[] {
-  const basic = verifier.sets.flatMap((set) => (set.authToken === undefined || set.authToken === '' ? [] : [base64(`${set.uid}:${set.authToken}`), base64url(`${set.uid}:${set.authToken}`)]))
-  return [...basic, ...secretsOf(verifier, error)]
-}
-
-const HIDDEN_SECRET = '[redacted]'
-
-/** Text with every token in `secrets` taken out. */
-function withoutSecrets(text: string, secrets: readonly string[]): string {
-  let out = text
-  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(HIDDEN_SECRET)
-  return out
-}
-
-/** Plain data (a diagnosis) with every string passed through withoutSecrets. */
-function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
-  if (typeof value === 'string') return withoutSecrets(value, secrets) as T
-  if (Array.isArray(value)) return value.map((item: unknown) => dataWithoutSecrets(item, secrets)) as T
-  if (value === null || typeof value !== 'object') return value
-  return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutSecrets(key, secrets), dataWithoutSecrets(item, secrets)])) as T
-}
-
-/**
- * A refusal as it may be quoted: its message, field names and diagnosis quote what the sender chose (field names, an
- * unverified uid), and names are not signed, so a buyer holding a result that echoed the Auth Token (`token`) can put
- * it there, as a name or inside a longer uid. The answer, the log and the console's refusals page get it without.
- */
-function quotable(error: ReceiverError, secrets: readonly string[]): ReceiverError {
-  const texts = [error.message, ...(error.fields ?? []), JSON.stringify(error.diagnosis ?? null)]
-  if (!secrets.some((secret) => texts.some((text) => text.includes(secret)))) return error
-  return new ReceiverError(error.code, withoutSecrets(error.message, secrets), {
-    ...(error.fields === undefined ? {} : { fields: error.fields.map((name) => withoutSecrets(name, secrets)) }),
-    ...(error.cause === undefined ? {} : { cause: error.cause }),
-    ...(error.diagnosis === undefined ? {} : { diagnosis: dataWithoutSecrets(error.diagnosis, secrets) }),
-  })
+  return refusalSecrets(verifier.sets, secretsTried(error))
 }
 
 /**
@@ -307,7 +266,7 @@ function refusal(parts: ReceiveParts, error: unknown, source: ResultSource, deli
   const { logger } = parts
   let known: ReceiverError
   if (error instanceof ReceiverError) {
-    known = quotable(error, quotedSecretsOf(parts.verifier, error))
+    known = quotable(error, secretsOf(parts.verifier, error))
     const level = known.status >= 500 ? 'error' : 'warn'
     const summary = known.diagnosis === undefined ? '' : `. Diagnosis: ${known.diagnosis.summary}`
     logger[level]({ code: known.code, delivery: source, ...(known.cause === undefined ? {} : { err: known.cause }), ...diagnosisDetails(known) }, `refused a delivery: ${known.message}${summary}`)

@@ -1,4 +1,3 @@
-import { base64, base64url } from '../base64.js'
 import { canSignAtOnce, checksumMatches, hmacSha256Hex } from '../crypto.js'
 import { type Logger, type LoggerOption, safeLogger } from '../logger.js'
 import {
@@ -14,6 +13,7 @@ import {
 } from './body.js'
 import { type CandidateKey, type CredentialOptions, type Credentials, credentials, type CredentialSet, DEFAULT_LOOKUP_WITHIN_MS, unknownUid } from './credentials.js'
 import { diagnoseMismatch } from './diagnose.js'
+import { quotable, refusalSecrets } from './without-secrets.js'
 import { DEFAULT_DIAGNOSES_PER_SECOND, type Diagnosis, DiagnosisBudget } from './diagnosis.js'
 import { ReceiverError } from './errors.js'
 import { type Message, type Rendering, toMessage } from './message.js'
@@ -159,9 +159,13 @@ export class Verifier {
     }
   }
 
-  /** Reads the body, verifies the checksum and the fields. Throws ReceiverError. */
+  /** Reads the body, verifies the checksum and the fields. Throws ReceiverError, quoting no secret (without-secrets.ts). */
   async verify(delivery: RawDelivery): Promise<VerifiedPayment> {
-    return this.check(this.parse(await loadBody(delivery, this.maxBodyBytes, this.bodyTimeoutMs)))
+    try {
+      return await this.check(this.parse(await loadBody(delivery, this.maxBodyBytes, this.bodyTimeoutMs)))
+    } catch (error) {
+      throw error instanceof ReceiverError ? quotable(error, refusalSecrets(this.sets, secretsTried(error))) : error
+    }
   }
 
   /**
@@ -223,16 +227,7 @@ export class Verifier {
       return await this.matchFields(raw, message, checksum, uid, keys, fallback, others, leading)
     } catch (error) {
       if (error instanceof ReceiverError)
-        triedSecrets.set(
-          error,
-          keys
-            .flatMap((key) => {
-              const auth = key.set?.authToken ?? ''
-              const basic = auth === '' || key.set === undefined ? [] : [base64(`${key.set.uid}:${auth}`), base64url(`${key.set.uid}:${auth}`)]
-              return [key.token, auth, ...basic]
-            })
-            .filter((secret) => secret !== ''),
-        )
+        triedSecrets.set(error, [...keys.map((key) => key.token), ...refusalSecrets(keys.flatMap((key) => (key.set === undefined ? [] : [key.set])), [])])
       throw error
     }
   }
