@@ -51,8 +51,9 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
     // Raw bytes or text an app hook read the stream into are the body, as express.raw()'s Buffer is for Express.
     if ((body as unknown) instanceof Uint8Array || typeof (body as unknown) === 'string') return { ...base, body: body as unknown as Uint8Array | string }
     // An app hook (preValidation, preHandler) that read the stream, or put something else in its place, left no bytes.
-    if (typeof body.on !== 'function' || spent(body)) return { ...base, consumedBy: 'an app hook that read or replaced request.body', consumedAdvice: FASTIFY_ADVICE }
-    return { ...base, readBody: (limit) => readNodeBody(body, request.headers, limit) }
+    const hook = 'an app hook that read or replaced request.body'
+    if (typeof body.on !== 'function' || spent(body)) return { ...base, consumedBy: hook, consumedAdvice: FASTIFY_ADVICE }
+    return { ...base, readBody: (limit) => readNodeBody(body, request.headers, limit, hook, FASTIFY_ADVICE) }
   }
   const send = (reply: FastifyReply, answer: HttpAnswer) => reply.code(answer.status).headers(answer.headers).send(answer.body)
 

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
 import getRawBody from 'raw-body'
+import { alreadyRead } from '../core/result/body.js'
 import type { Delivery, DeliveryKind } from '../receiver/receiver.js'
 
 /** What a framework kept of a request's body, if anything. */
@@ -33,20 +34,29 @@ export function nodeDelivery(kind: DeliveryKind, request: IncomingMessage, kept:
     query: rawQuery(url),
   }
   if (isRawBody(kept.raw)) return { ...base, body: kept.raw }
-  // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended, and
-  // something that read part of it (a middleware's 'data' listener, then an asynchronous step) leaves readableDidRead:
-  // the bytes it saw are gone, which is the app's doing, never a body the sender cut short.
+  // body-parser 1 (Express 4) marks its work with _body; everything that reads the stream leaves it ended.
   if (spent(request)) return { ...base, consumedBy: kept.parser }
-  return { ...base, readBody: (limit) => readNodeBody(request, request.headers, limit) }
+  return { ...base, readBody: (limit) => readNodeBody(request, request.headers, limit, kept.parser) }
 }
 
-/** Whether something read a request stream (all of it, or part) before the receiver could. */
+/** Whether something read a request stream to its end before the receiver could. */
 export function spent(stream: NodeJS.ReadableStream): boolean {
-  const state = stream as { readableEnded?: boolean; readableDidRead?: boolean; _body?: unknown }
-  return state.readableEnded === true || state._body === true || state.readableDidRead === true
+  const state = stream as { readableEnded?: boolean; _body?: unknown }
+  return state.readableEnded === true || state._body === true
 }
 
-/** A Node request body's bytes, up to `limit`, checked against its Content-Length when it declares one. */
-export function readNodeBody(stream: NodeJS.ReadableStream, headers: IncomingHttpHeaders, limit: number): Promise<Buffer> {
-  return getRawBody(stream, { limit, length: headers['content-length'] ?? null })
+/**
+ * A Node request body's bytes, up to `limit`, checked against its Content-Length when it declares one. A stream
+ * something else began to read (a middleware's 'data' listener, then an asynchronous step) may still be whole (a
+ * peek put back with unshift), so it is read; when it then comes out short of its length, the bytes the app's
+ * `reader` took are gone: 500 body_already_parsed, never a 400 that blames the sender for a genuine callback.
+ */
+export async function readNodeBody(stream: NodeJS.ReadableStream, headers: IncomingHttpHeaders, limit: number, reader?: string, advice?: string): Promise<Buffer> {
+  const touched = (stream as { readableDidRead?: boolean }).readableDidRead === true
+  try {
+    return await getRawBody(stream, { limit, length: headers['content-length'] ?? null })
+  } catch (error) {
+    if (touched && reader !== undefined && (error as { status?: unknown } | null)?.status === 400) throw alreadyRead(reader, advice)
+    throw error
+  }
 }

@@ -11,7 +11,7 @@ import Koa from 'koa'
 import { afterEach, describe, expect, it } from 'vitest'
 import * as expressAdapter from '../../adapters/express.js'
 import * as koaAdapter from '../../adapters/koa.js'
-import { FORM, type Reply, recordedReceiver, serve, signed, type Started } from './harness.js'
+import { FORM, post, type Reply, recordedReceiver, serve, signed, type Started } from './harness.js'
 
 /** A POST whose body comes in two pieces, the second `gapMs` after the first. */
 function postInTwo(base: string, path: string, body: string, gapMs: number): Promise<Reply> {
@@ -70,5 +70,23 @@ describe('a middleware that read part of the body before the payment route', () 
     expect(reply.status, reply.text).toBeGreaterThanOrEqual(500)
     expect(JSON.parse(reply.text).error.code).toBe('body_already_parsed')
     expect(runs).toHaveLength(0)
+  })
+
+  it('express: a middleware that peeked and put the bytes back leaves the body whole: handled, 200', async () => {
+    const { receiver, runs } = recordedReceiver()
+    const app = express()
+    app.use((request, _response, next) => {
+      request.once('readable', () => {
+        const head = request.read() as Buffer | null
+        if (head !== null) request.unshift(head)
+        next()
+      })
+    })
+    app.post('/fpx/callback', expressAdapter.fpxCallback(receiver))
+    const server = await serve(app)
+    started.push(server)
+    const reply = await post(server.url, '/fpx/callback', { body: signed().body, contentType: FORM })
+    expect([reply.status, reply.text]).toEqual([200, 'OK'])
+    expect(runs).toHaveLength(1)
   })
 })

@@ -15,7 +15,7 @@ const genuine = () => signCallback(samplePaymentFields({ uid: UID }), CHECKSUM, 
 
 describe('a refusal thrown to the app quotes no Auth Token the buyer put in a field name', () => {
   const receiver = createReceiver({ environment: { baseUrl: 'http://127.0.0.1:9' }, credentials: { uid: UID, authToken: AUTH, checksumToken: CHECKSUM }, logger: false })
-  const thrown = (body: string) => receiver.verify({ kind: 'callback', body, contentType: FORM }).then(() => undefined, (error: unknown) => error as Error)
+  const thrown = (body: string) => receiver.verify({ body, contentType: FORM }).then(() => undefined, (error: unknown) => error as Error)
 
   it.each([
     ['duplicate_field (its fields)', () => `${genuine()}&${AUTH}=1&${AUTH}=2`],

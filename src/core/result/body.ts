@@ -86,12 +86,7 @@ export function checkEncoding(contentEncoding: string | null | undefined): void 
 export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, timeoutMs: number): Promise<RawDelivery> {
   checkEncoding(delivery.contentEncoding)
   if (delivery.body !== undefined && delivery.body !== null) return delivery
-  if (delivery.consumedBy !== undefined)
-    throw new ReceiverError(
-      'body_already_parsed',
-      `The request body was already read by ${delivery.consumedBy}, which kept no raw copy, so the exact bytes the service ` +
-        `signed are gone. ${delivery.consumedAdvice ?? NODE_PARSER_ADVICE}`,
-    )
+  if (delivery.consumedBy !== undefined) throw alreadyRead(delivery.consumedBy, delivery.consumedAdvice)
   if (delivery.readBody === undefined) return delivery
   const { readBody } = delivery
   let timer: ReturnType<typeof setTimeout> | undefined
@@ -107,6 +102,8 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, time
   try {
     return { ...delivery, body: await Promise.race([reading, late]) }
   } catch (error) {
+    // The reader's own verdict (alreadyRead): it knows what read the stream before it.
+    if (error instanceof ReceiverError) throw error
     const status = statusOf(error)
     if (status === 413) throw tooLarge(maxBodyBytes)
     if (status === 408) throw new ReceiverError('body_timeout', `the request body did not arrive in full within ${timeoutMs} ms`)
@@ -117,6 +114,17 @@ export async function loadBody(delivery: RawDelivery, maxBodyBytes: number, time
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * 500 body_already_parsed: something of the app's (`consumedBy`) read the body before the receiver and kept no raw
+ * copy, so the bytes the service signed are gone. The app's mounting, never the sender's fault.
+ */
+export function alreadyRead(consumedBy: string, advice: string = NODE_PARSER_ADVICE): ReceiverError {
+  return new ReceiverError(
+    'body_already_parsed',
+    `The request body was already read by ${consumedBy}, which kept no raw copy, so the exact bytes the service signed are gone. ${advice}`,
+  )
 }
 
 function tooLarge(maxBodyBytes: number): ReceiverError {
