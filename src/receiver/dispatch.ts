@@ -314,8 +314,7 @@ export class Dispatcher<TTransaction> {
     let done: boolean
     try {
       done = await answeredWithin(this.parts.store.complete(completion), this.storeWithinMs)
-      if (!done && again !== undefined && (await answeredWithin(this.parts.store.claim(again), this.storeWithinMs)).outcome === 'claimed')
-        done = await answeredWithin(this.parts.store.complete(completion), this.storeWithinMs)
+      if (!done && again !== undefined) done = await this.completedAgain(again, completion, log)
     } catch (error) {
       this.parts.logger.error({ ...log, err: error }, 'handlers ran but the store failed to record it; a redelivery will run them again')
       return refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5)
@@ -323,6 +322,29 @@ export class Dispatcher<TTransaction> {
     if (done) return answer
     this.parts.logger.error(log, `handlers ran longer than leaseMs (${this.parts.leaseMs} ms) and another delivery took the payment over`)
     return refused(new ReceiverError('lease_lost', 'the claim expired while the handlers ran'), 'failed', verified)
+  }
+
+  /**
+   * The claim asked again as the same owner, and the completion after it, for handlers that outran the lease. A
+   * claim granted but not completed (or answered late) is released at once: held, it would keep the sender's
+   * redelivery waiting for a whole lease.
+   */
+  private async completedAgain(again: ClaimRequest, completion: Completion, log: object): Promise<boolean> {
+    const { store, logger } = this.parts
+    const claiming = store.claim(again)
+    const releaseIfClaimed = () => claiming.then((late) => late.outcome === 'claimed' && store.release(again)).catch(() => undefined)
+    let claim: Claim<TTransaction>
+    try {
+      claim = await answeredWithin(claiming, this.storeWithinMs)
+    } catch (error) {
+      void releaseIfClaimed()
+      throw error
+    }
+    if (claim.outcome !== 'claimed') return false
+    const done = await answeredWithin(store.complete(completion), this.storeWithinMs)
+    if (!done) void releaseIfClaimed()
+    else logger.warn(log, `handlers ran longer than leaseMs (${this.parts.leaseMs} ms); no other delivery took the payment over, so their completion was recorded`)
+    return done
   }
 }
 
