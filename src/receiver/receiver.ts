@@ -56,12 +56,6 @@ const NEEDS_A_CHOICE =
 export function createReceiver<TTransaction = undefined>(options: ReceiverOptions<TTransaction>): Receiver<TTransaction> {
   if (options === null || typeof options !== 'object') throw new TypeError('createReceiver needs an options object')
   const logger = safeLogger(options.logger)
-  const verifier = new Verifier(options)
-  // With signatureOnly, an API client given still serves the sweeper; deliveries are not confirmed with it.
-  const api = confirmingClient(options, verifier)
-  const confirmer = options.signatureOnly === true ? undefined : api
-  if (options.signatureOnly !== true && confirmer === undefined) throw new TypeError(NEEDS_A_CHOICE)
-  if (options.signatureOnly === true) logger.warn({}, SIGNATURE_ONLY_WARNING)
   const store: ReceiverStore<TTransaction> = options.store ?? (memoryStore() as ReceiverStore<never>)
   const asked = options.leaseMs ?? 60_000
   if (!(Number.isInteger(asked) && asked > 0)) throw new TypeError('leaseMs must be a positive integer')
@@ -70,6 +64,12 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   // while the API is asked and a duplicate run the handlers again.
   const held = store.leaseMs
   const leaseMs = typeof held === 'number' && Number.isInteger(held) && held > 0 ? Math.min(asked, held) : asked
+  const verifier = new Verifier(options, leaseMs)
+  // With signatureOnly, an API client given still serves the sweeper; deliveries are not confirmed with it.
+  const api = confirmingClient(options, verifier)
+  const confirmer = options.signatureOnly === true ? undefined : api
+  if (options.signatureOnly !== true && confirmer === undefined) throw new TypeError(NEEDS_A_CHOICE)
+  if (options.signatureOnly === true) logger.warn({}, SIGNATURE_ONLY_WARNING)
   if (options.expect !== undefined && typeof options.expect !== 'function') throw new TypeError('expect must be a function')
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = { 'payment.pending': [], 'payment.succeeded': [], 'payment.failed': [] }
   const telemetry = new Telemetry(options.telemetry, logger)

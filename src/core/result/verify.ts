@@ -100,11 +100,9 @@ export class Verifier {
   private readonly logger: Logger
   private readonly diagnoses: DiagnosisBudget
 
-  constructor(options: VerifyOptions) {
-    // A receiver's lease bounds a lookup as it bounds a store call (half of it, at most 10 s).
-    const leaseMs = (options as { leaseMs?: unknown }).leaseMs
-    const lookupWithinMs = typeof leaseMs === 'number' && Number.isInteger(leaseMs) && leaseMs > 0 ? Math.max(1, Math.min(DEFAULT_LOOKUP_WITHIN_MS, Math.floor(leaseMs / 2))) : DEFAULT_LOOKUP_WITHIN_MS
-    this.credentials = credentials(options, lookupWithinMs)
+  /** `leaseMs`: a receiver's lease, which bounds a credential lookup as it bounds a store call (half, at most 10 s). */
+  constructor(options: VerifyOptions, leaseMs?: number) {
+    this.credentials = credentials(options, leaseMs === undefined ? DEFAULT_LOOKUP_WITHIN_MS : Math.max(1, Math.min(DEFAULT_LOOKUP_WITHIN_MS, Math.floor(leaseMs / 2))))
     this.diagnoses = new DiagnosisBudget(options.diagnosisPerSecond ?? DEFAULT_DIAGNOSES_PER_SECOND)
     this.maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
     this.bodyTimeoutMs = options.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS
