@@ -127,9 +127,11 @@ export class Dispatcher<TTransaction> {
     let askedAgain = false
     let waits = 0
     let waitEnds: number | undefined
+    let claimAsked: number
     for (;;) {
       let claiming: Promise<Claim<TTransaction>> | undefined
       try {
+        claimAsked = performance.now()
         claiming = store.claim(request)
         claim = await answeredWithin(claiming, this.storeWithinMs)
       } catch (error) {
@@ -185,7 +187,7 @@ export class Dispatcher<TTransaction> {
       logger.info({ ...log, currentState: claim.currentState }, 'ignored a payment result older than the one already handled')
       return acknowledged('stale', verified)
     }
-    const running = { handling: this.handle(verified, kind, confirmed, request, claim), leaseEnds: performance.now() + leaseMs }
+    const running = { handling: this.handle(verified, kind, confirmed, request, claim, claimAsked + Math.floor(leaseMs / 2)), leaseEnds: performance.now() + leaseMs }
     this.running.set(verified.exchangeNumber, running)
     try {
       return await running.handling
@@ -194,15 +196,22 @@ export class Dispatcher<TTransaction> {
     }
   }
 
-  /** The claim is held: confirm, check, run the handlers, complete (or release and say why not). */
+  /**
+   * The claim is held: confirm, check, run the handlers, complete (or release and say why not). The checks before
+   * the handlers share one budget, until `checksEnd` (half the lease from the claim): bounded each on its own, a slow
+   * API, store and hook took a delivery past its lease before its handlers ran, and a duplicate on another process
+   * claimed the payment and ran them too. The handlers keep the other half.
+   */
   private async handle(
     verified: VerifiedPayment,
     kind: ResultSource,
     confirmed: boolean,
     request: ClaimRequest,
     claim: Extract<Claim<TTransaction>, { outcome: 'claimed' }>,
+    checksEnd: number,
   ): Promise<ReceiverResponse> {
     const { store, logger, confirmer } = this.parts
+    const checksWithin = (bound: number) => Math.max(1, Math.min(bound, Math.floor(checksEnd - performance.now())))
     const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
     // After a handler failure, the release counts it on the order in the book.
     const release = async <T>(answer: T, failure?: FailureNote): Promise<T> => {
@@ -216,7 +225,7 @@ export class Dispatcher<TTransaction> {
     let handled = verified
     let paidBy = claim.paidBy
     if (!confirmed && confirmer !== undefined) {
-      const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, Math.floor(this.parts.leaseMs / 2))
+      const known = await confirmThroughApi(confirmer, { set: signingSet(verified), credential: verified.credential, uid: verified.text('uid') }, verified.exchangeNumber, checksWithin(Math.floor(this.parts.leaseMs / 2)))
       if (known instanceof ReceiverError) {
         // The client's error (redacted of the credentials) for the merchant's eyes; the sender's answer names only its kind.
         const cause = known.cause === undefined ? {} : { err: known.cause }
@@ -244,7 +253,7 @@ export class Dispatcher<TTransaction> {
       // Another payment of the order may have been paid while the API was asked: the claim's answer is older.
       if (handled.state !== 'succeeded' && !paidBy && store.paidBy !== undefined) {
         try {
-          paidBy = await answeredWithin(store.paidBy(request), this.storeWithinMs)
+          paidBy = await answeredWithin(store.paidBy(request), checksWithin(this.storeWithinMs))
         } catch (error) {
           logger.error({ ...log, err: error }, 'the store failed to say whether the order was paid meanwhile')
           return release(refused(new ReceiverError('store_unavailable', 'the payment store is unavailable; retry later'), 'failed', verified, 5))
@@ -266,7 +275,7 @@ export class Dispatcher<TTransaction> {
       return release(acknowledged('stale', handled))
     }
     if (this.parts.expect !== undefined) {
-      const error = await checkExpected(this.parts.expect, handled, this.storeWithinMs)
+      const error = await checkExpected(this.parts.expect, handled, checksWithin(this.storeWithinMs))
       if (error !== undefined) {
         logger[error.status >= 500 ? 'error' : 'warn']({ ...log, code: error.code, ...(error.cause === undefined ? {} : { err: error.cause }) }, `did not handle the result: ${error.message}`)
         return release(refused(error, error.status >= 500 ? 'failed' : 'rejected', verified, error.status === 503 ? 5 : undefined))
