@@ -47,11 +47,16 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
       query: rawQuery(request.raw.url ?? ''),
     }
     const body = request.body as Readable | null | undefined
-    if (body === undefined || body === null) return { ...base, body: new Uint8Array(0) }
+    const hook = 'an app hook that read or replaced request.body'
+    if (body === undefined || body === null) {
+      // Fastify gives a request that declares a body its stream (the parser above): none left means a hook took it,
+      // and the signed bytes are gone. Not the sender's fault, so not the 400 an empty body gets.
+      const declared = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined
+      return declared ? { ...base, consumedBy: hook, consumedAdvice: FASTIFY_ADVICE } : { ...base, body: new Uint8Array(0) }
+    }
     // Raw bytes or text an app hook read the stream into are the body, as express.raw()'s Buffer is for Express.
     if ((body as unknown) instanceof Uint8Array || typeof (body as unknown) === 'string') return { ...base, body: body as unknown as Uint8Array | string }
     // An app hook (preValidation, preHandler) that read the stream, or put something else in its place, left no bytes.
-    const hook = 'an app hook that read or replaced request.body'
     if (typeof body.on !== 'function' || spent(body)) return { ...base, consumedBy: hook, consumedAdvice: FASTIFY_ADVICE }
     return { ...base, readBody: (limit) => readNodeBody(body, request.headers, limit, hook, FASTIFY_ADVICE) }
   }

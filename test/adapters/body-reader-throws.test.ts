@@ -59,4 +59,20 @@ describe('a body reader that throws synchronously', () => {
       await app.close()
     }
   })
+
+  it('Fastify, an app hook set request.body to null on a callback with a body: 500 body_already_parsed, not the sender\'s 400', async () => {
+    const app = Fastify()
+    app.addHook('preHandler', async (request) => {
+      request.body = null
+    })
+    await app.register(fpxCollect, { receiver: receiver() })
+    await app.listen({ port: 0, host: '127.0.0.1' })
+    try {
+      const { port } = app.server.address() as AddressInfo
+      const reply = await post(`http://127.0.0.1:${port}`, '/fpx/callback', signed())
+      expect([reply.status, errorOf(reply).code]).toEqual([500, 'body_already_parsed'])
+    } finally {
+      await app.close()
+    }
+  })
 })
