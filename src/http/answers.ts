@@ -12,7 +12,8 @@ export interface HttpAnswer {
   body: string
 }
 
-export type PaymentUrl = string | ((payment: Payment) => string)
+/** The URL for a payment's state, or a function of the payment giving it (async, when it looks something up). */
+export type PaymentUrl = string | ((payment: Payment) => string | Promise<string>)
 
 export interface RedirectResult {
   /** The receiver's verdict, as a callback would get it. */
@@ -126,10 +127,10 @@ export function errorPage(status: number, code: string): HttpAnswer {
   return { status, headers: { ...HTML }, body: htmlPage(title, body) }
 }
 
-function urlFor(options: RedirectOptions<never>, payment: Payment): string | undefined {
+async function urlFor(options: RedirectOptions<never>, payment: Payment): Promise<string | undefined> {
   const chosen =
     payment.state === 'succeeded' ? options.successUrl : payment.state === 'failed' ? options.failureUrl : options.pendingUrl
-  return typeof chosen === 'function' ? chosen(payment) : chosen
+  return typeof chosen === 'function' ? await chosen(payment) : chosen
 }
 
 /** The browser's answer for a redirect delivery the receiver has handled. */
@@ -151,7 +152,7 @@ export async function answerRedirect<TContext>(
   // bank's verdict stands: the buyer sees the page for it.
   const shown = response.status === 200 || response.error?.code === 'no_handler'
   if (!shown || payment === undefined) return errorPage(response.status, response.error?.code ?? 'unknown')
-  const location = urlFor(options as RedirectOptions<never>, payment)
+  const location = await urlFor(options as RedirectOptions<never>, payment)
   if (location === undefined) return resultPage(payment)
   if (typeof location !== 'string') throw new TypeError(`the redirect URL for a ${payment.state} payment is ${location === null ? 'null' : typeof location}, not text`)
   return { status: 303, headers: { location: locationHeader(location), 'cache-control': 'no-store' }, body: '' }

@@ -7,6 +7,7 @@
  */
 import { afterEach, beforeEach, expect, it } from 'vitest'
 import { createReceiver, type Logger } from '../../src/index.js'
+import { samplePaymentFields } from '../../src/testing.js'
 import { type AnyRedirectOptions, errorOf, FORM, MAX_BODY_BYTES, type Open, post, type Reply, signed, type Started, tampered, TOKEN } from './harness.js'
 
 interface Line {
@@ -111,7 +112,17 @@ export function appFaultContract(open: Open): void {
       throw null
     }],
     ['answers a number', () => 42],
+    ['rejects', async () => {
+      throw new Error('orders table is missing')
+    }],
   ]
+
+  it('successUrl may be async (an order page looked up in the app\'s database): 303 to the URL it resolves to', async () => {
+    const { url, runs } = await app({ successUrl: async (payment) => `/orders/${payment.orderNumber}` })
+    const reply = await post(url, '/fpx/redirect', signed(samplePaymentFields({ order_number: 'ORD-ASYNC-1' })))
+    expect([reply.status, reply.headers.location]).toEqual([303, '/orders/ORD-ASYNC-1'])
+    expect(runs).toHaveLength(1)
+  })
 
   it.each(failingUrls)('successUrl %s: 500 internal_error page, the cause logged, the payment handled once', async (_name, successUrl) => {
     const { url, runs, lines } = await app({ successUrl: successUrl as never })
