@@ -15,7 +15,7 @@ import { type Confirmer, confirmThroughApi, ofResult, otherPayment } from './con
 import { answeredWithin, type Dispatcher, failureOf, NOT_CONFIRMED_YET } from './dispatch.js'
 import type { Delivery, ReceiverResponse, ResultSource } from './events.js'
 import { RefusalLog } from './refusals.js'
-import { expired, firstRecheck, linkSigner, ofLinkedOrder, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
+import { expired, firstRecheck, linkSigner, ofLinkedOrder, ownQuery, type RecheckAsked, recheckAsked, recheckLink } from './recheck.js'
 import { acknowledged, diagnosisDetails, type Recheck, refused, withRecheck } from './responses.js'
 import type { Telemetry } from './telemetry.js'
 import { deliveryEntries, type TimelineRecorder } from './timeline.js'
@@ -234,6 +234,8 @@ async function rechecked(parts: ReceiveParts, asked: RecheckAsked, receivedAt: n
   }
   known.credential = signer.credential
   known.signerUid = signer.signer
+  // Unsigned, as they were on the redirect: handlers get them as its unsignedQuery, whichever delivery handles it.
+  known.unsignedSource = ownQuery(asked) || undefined
   const verifiedAt = Date.now()
   const response = await parts.dispatcher.dispatch(known, 'redirect', true)
   if (parts.timeline.enabled) parts.timeline.record(deliveryEntries({ source: 'redirect', attempt, receivedAt, verifiedAt, answeredAt: Date.now(), payment: response.payment ?? known, response }))

@@ -80,6 +80,13 @@ export function recheckAsked(raw: RawDelivery): RecheckAsked | undefined {
   return { attempt, exchangeNumber, uid: query.get(UID) ?? '', issuedAt, signature: first, orderTag: both ? signature.slice(64) : '', own: query }
 }
 
+/** The redirect URL's own query parameters the link kept, as a delivery's unsigned source ('' when none). */
+export function ownQuery(asked: RecheckAsked): string {
+  const own = new URLSearchParams(asked.own)
+  for (const name of OURS) own.delete(name)
+  return own.toString()
+}
+
 /** The credential set whose token signed the link, or undefined when the link is not one this receiver made. */
 export function linkSigner(verifier: Verifier, asked: RecheckAsked): Promise<CandidateKey | undefined> {
   return verifier.linkSigner(signedText(asked.attempt, asked.exchangeNumber, asked.uid, asked.issuedAt), asked.uid === '' ? undefined : asked.uid, asked.signature)

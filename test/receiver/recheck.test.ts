@@ -53,6 +53,8 @@ describe('the check-again link of a redirect not confirmed yet', () => {
       expect(followed).toMatchObject({ status: 303, headers: { location: '/paid' } })
       expect(events).toHaveLength(1)
       expect(events[0]).toMatchObject({ confirmed: true, delivery: 'redirect', payment: { exchangeNumber: genuine.exchangeNumber } })
+      // The redirect URL's own parameters, which the link kept, reach the handler as the redirect's would have.
+      expect({ ...events[0]?.unsignedQuery }).toEqual({ shop: '42' })
       // Followed again (a reload): the payment is handled already, and the handler does not run again.
       expect(await answerDelivery(receiver, { kind: 'redirect', body: '', query: link }, { successUrl: '/paid' }, undefined)).toMatchObject({ status: 303 })
       expect(events).toHaveLength(1)
