@@ -107,7 +107,9 @@ export interface InboxQueue {
    * Makes the targets due now (dead ones pending again, attempts back to 0); says how many. A leased entry stays
    * leased and is not counted, but its attempts go back to 0 too, as do those of an entry whose worker has not
    * reported since its lease ran out: that attempt may have started before the result was delivered again, so if
-   * it was the last allowed and fails, fail() gives the entry back instead of dead-lettering it (see fail).
+   * it was the last allowed and fails, fail() gives the entry back instead of dead-lettering it (see fail). An
+   * entry whose lease ran out is not leased (list() shows no leasedUntil): it is made due and counted, whether or
+   * not a take() has looked at it since. An absent target counts nothing.
    */
   retry(target: InboxRetryTarget): Promise<number>
   /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { createReceiver, type PaymentEvent, type PaymentState, type Receiver, type ReceiverStore } from '../../src/index.js'
 import type { InboxOptions } from '../../src/inbox/inbox.js'
-import type { InboxQueue } from '../../src/contract/inbox-queue.js'
+import type { InboxQueue, TakenEntry } from '../../src/contract/inbox-queue.js'
 import { samplePaymentFields, signCallback } from '../../src/testing.js'
 
 export const TOKEN = 'ef'.repeat(32)
@@ -285,5 +285,85 @@ export function inboxSuite(subject: InboxSubject): void {
       expect(accepting.runs).toEqual([`${ex}:succeeded`])
       await worker.stop()
     })
+    // The queue's own answers, asked directly: every store must give the same ones, so that an application (or the
+    // CLI) moved from one store to another sees no difference.
+    const queued = (exchangeNumber: string, state: PaymentState = 'succeeded', orderNumber: string | null = null) =>
+      ({ exchangeNumber, state, source: 'callback', orderNumber, fields: '{}', rendering: 'plain' }) as const
+    const takeMine = async (owner: string, mine: string[], leaseMs = 60_000) =>
+      (await queue.take(owner, 100, leaseMs)).filter((entry) => mine.includes(entry.exchangeNumber))
+    const shown = async (ex: string) =>
+      (await queue.show(ex)).map((item) => ({
+        state: item.state,
+        status: item.status,
+        attempts: item.attempts,
+        leased: item.leasedUntil !== null,
+        due: (item.nextAttemptAt?.getTime() ?? Infinity) <= Date.now() + 1000,
+      }))
+
+    it('retry() counts what it made due: fresh, backed-off, dead and lease-expired entries, not leased or absent ones', async () => {
+      const ids = { fresh: exchange(), leased: exchange(), dead: exchange(), backoff: exchange(), expired: exchange(), both: exchange() }
+      const mine = Object.values(ids)
+      const owner = `test-${randomUUID()}`
+      const before = await queue.counts()
+      // The expired one first, alone, under a lease short enough to run out.
+      expect(await queue.enqueue(queued(ids.expired))).toBe('queued')
+      const [expired] = await takeMine(`test-${randomUUID()}`, mine, 100)
+      expect(expired).toMatchObject({ exchangeNumber: ids.expired, attempts: 1 })
+      for (const ex of [ids.leased, ids.dead, ids.backoff]) expect(await queue.enqueue(queued(ex))).toBe('queued')
+      expect(await queue.enqueue(queued(ids.both, 'pending'))).toBe('queued')
+      const taken = new Map((await takeMine(owner, mine)).map((entry) => [entry.exchangeNumber, entry]))
+      expect([...taken.keys()].sort()).toEqual([ids.leased, ids.dead, ids.backoff, ids.both].sort())
+      expect(await queue.fail(taken.get(ids.dead)!, { error: 'x', delayMs: 0, dead: true })).toBe(true)
+      expect(await queue.fail(taken.get(ids.both)!, { error: 'x', delayMs: 0, dead: true })).toBe(true)
+      expect(await queue.fail(taken.get(ids.backoff)!, { error: 'x', delayMs: 60_000, dead: false })).toBe(true)
+      // Never attempted: enqueued after the take, and no take follows before the retries.
+      expect(await queue.enqueue(queued(ids.fresh))).toBe('queued')
+      expect(await queue.enqueue(queued(ids.both, 'succeeded'))).toBe('queued')
+      expect(await queue.enqueue(queued(ids.dead))).toBe('present')
+      expect(await queue.counts()).toEqual({ pending: before.pending + 5, dead: before.dead + 2 })
+      await sleep(250)
+
+      const absent = exchange()
+      expect([await queue.retry({ exchangeNumber: absent }), await queue.retry({ exchangeNumber: absent, state: 'failed' })]).toEqual([0, 0])
+      expect(await queue.retry({ exchangeNumber: ids.fresh, state: 'failed' }), 'another state of a queued payment').toBe(0)
+      expect(await queue.retry({ exchangeNumber: ids.fresh, state: 'succeeded' })).toBe(1)
+      expect(await shown(ids.fresh)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 0, leased: false, due: true }])
+      expect(await queue.retry({ exchangeNumber: ids.leased, state: 'succeeded' })).toBe(0)
+      expect(await shown(ids.leased)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 0, leased: true, due: true }])
+      expect(await queue.retry({ exchangeNumber: ids.dead, state: 'succeeded' })).toBe(1)
+      expect(await shown(ids.dead)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 0, leased: false, due: true }])
+      expect(await queue.retry({ exchangeNumber: ids.backoff })).toBe(1)
+      expect(await shown(ids.backoff)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 1, leased: false, due: true }])
+      // Its lease ran out and nobody took it since: not leased (as list and show say), so made due and counted.
+      expect(await shown(ids.expired)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 1, leased: false, due: true }])
+      expect(await queue.retry({ exchangeNumber: ids.expired, state: 'succeeded' })).toBe(1)
+      expect(await shown(ids.expired)).toEqual([{ state: 'succeeded', status: 'pending', attempts: 0, leased: false, due: true }])
+      // Its worker reports at last: retried meanwhile, it is given back rather than dead-lettered.
+      expect(await queue.fail(expired!, { error: 'late', delayMs: 0, dead: true })).toBe('revived')
+      expect(await queue.retry({ exchangeNumber: ids.both })).toBe(2)
+      expect(await queue.counts()).toEqual({ pending: before.pending + 7, dead: before.dead })
+
+      // Taken again: all but the leased one and the 00 behind its retried 99.
+      const again = await takeMine(owner, mine)
+      const attempts = (entries: TakenEntry[]) => entries.map((entry) => `${entry.exchangeNumber}:${entry.state}:${entry.attempts}`).sort()
+      expect(attempts(again)).toEqual([`${ids.fresh}:succeeded:1`, `${ids.dead}:succeeded:1`, `${ids.backoff}:succeeded:2`, `${ids.expired}:succeeded:1`, `${ids.both}:pending:1`].sort())
+      for (const entry of again) {
+        if (entry.exchangeNumber === ids.dead || entry.exchangeNumber === ids.fresh) expect(await queue.fail(entry, { error: 'x', delayMs: 0, dead: true })).toBe(true)
+        else expect(await queue.finish(entry)).toBe(true)
+      }
+      expect(await queue.counts()).toEqual({ pending: before.pending + 2, dead: before.dead + 2 })
+      expect(await queue.retry({ allDead: true })).toBe(before.dead + 2)
+      expect(await queue.counts()).toEqual({ pending: before.pending + before.dead + 4, dead: 0 })
+
+      // Emptied again, so that no later test's workers find them.
+      expect(await queue.finish(taken.get(ids.leased)!)).toBe(true)
+      expect(
+        await eventually(async () => {
+          for (const entry of await takeMine(owner, mine)) await queue.finish(entry)
+          return (await Promise.all(mine.map((ex) => queue.show(ex)))).flat().length === 0
+        }, 8_000),
+      ).toBe(true)
+    })
+
   })
 }

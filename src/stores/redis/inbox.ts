@@ -144,6 +144,8 @@ return 1`
 // KEYS meta, due, leased, dead. ARGV: 'dead' for every dead entry, or the ids. A leased entry stays leased and is
 // not counted; only its attempts go back to 0, as do those of an entry taken by a worker that has not reported yet
 // (owner kept, its lease run out), so that FAIL gives it back rather than dead-letter it (see InboxQueue.retry).
+// A lease that ran out is no lease, even while the entry waits in the leased set for TAKE to move it: it is made
+// due and counted, as list() and show() already call it not leased, and as the PostgreSQL store does.
 const RETRY = `${NOW}
 local ids = ARGV
 if ARGV[1] == 'dead' then ids = redis.call('ZRANGE', KEYS[4], 0, -1) end
@@ -153,7 +155,9 @@ for _, id in ipairs(ids) do
   if raw then
     local meta = cjson.decode(raw)
     if meta.status == 'dead' or meta.owner then meta.attempts = 0 end
-    if not redis.call('ZSCORE', KEYS[3], id) then
+    local lease_until = redis.call('ZSCORE', KEYS[3], id)
+    if not lease_until or tonumber(lease_until) <= now then
+      redis.call('ZREM', KEYS[3], id)
       meta.status = 'pending'; meta.nextAt = now
       redis.call('ZREM', KEYS[4], id)
       redis.call('ZADD', KEYS[2], now, id)
