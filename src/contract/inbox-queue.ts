@@ -114,7 +114,7 @@ export interface InboxQueue {
   retry(target: InboxRetryTarget): Promise<number>
   /**
    * Makes due now every pending entry that waits out a backoff after a failed attempt (leased and dead ones are
-   * left alone); says how many. The inbox calls it when the handlers work again (see InboxOptions.resumeOnRecovery).
+   * left alone, as is one due already that waits only behind an earlier state of its payment); says how many. The inbox calls it when the handlers work again (see InboxOptions.resumeOnRecovery).
    */
   hasten(): Promise<number>
   counts(): Promise<{ pending: number; dead: number }>

@@ -365,5 +365,29 @@ export function inboxSuite(subject: InboxSubject): void {
       ).toBe(true)
     })
 
+    it('hasten() leaves alone an entry that is due but waits behind an earlier state of its payment', async () => {
+      const ex = exchange()
+      const owner = `test-${randomUUID()}`
+      expect(await queue.enqueue(queued(ex, 'pending'))).toBe('queued')
+      const [pending] = await takeMine(owner, [ex])
+      expect(await queue.fail(pending!, { error: 'x', delayMs: 0, dead: true })).toBe(true)
+      // Not held back by a dead 99: taken, and failed once with no backoff.
+      expect(await queue.enqueue(queued(ex, 'succeeded'))).toBe('queued')
+      const [succeeded] = await takeMine(owner, [ex])
+      expect(succeeded).toMatchObject({ state: 'succeeded', attempts: 1 })
+      expect(await queue.fail(succeeded!, { error: 'x', delayMs: 0, dead: false })).toBe(true)
+      // The 99 retried: pending and earlier, it runs first; the 00 waits, due already, with no backoff to cut short.
+      expect(await queue.retry({ exchangeNumber: ex, state: 'pending' })).toBe(1)
+      const first = await takeMine(owner, [ex])
+      expect(first.map((entry) => entry.state)).toEqual(['pending'])
+      expect(await queue.hasten()).toBe(0)
+      expect((await shown(ex)).find((item) => item.state === 'succeeded')).toMatchObject({ attempts: 1, leased: false, due: true })
+      expect(await queue.finish(first[0]!)).toBe(true)
+      let next: TakenEntry[] = []
+      expect(await eventually(async () => (next = await takeMine(owner, [ex])).length > 0, 3_000)).toBe(true)
+      expect(next.map((entry) => [entry.state, entry.attempts])).toEqual([['succeeded', 2]])
+      expect(await queue.finish(next[0]!)).toBe(true)
+    })
+
   })
 }

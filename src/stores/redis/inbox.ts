@@ -171,7 +171,9 @@ return count`
 // KEYS meta, due; ARGV offset, batch. Entries due later that have failed at least once (attempts > 0) become due
 // now, one batch at a time: Redis runs nothing else while a script runs, and after an outage, when this is called,
 // the entries waiting out a backoff are the most there will be. Returns { made due, looked at }; the entries made
-// due leave the range, so the caller's next offset is the ones looked at and left.
+// due leave the range, so the caller's next offset is the ones looked at and left. Only a backoff counts (nextAt
+// later than now): an entry TAKE pushed back while an earlier state of its payment runs is due already, and making
+// it "due now" would count it without changing when it runs (nor does the PostgreSQL store count it).
 const HASTEN = `${NOW}
 local count = 0
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '(' .. now, '+inf', 'LIMIT', ARGV[1], ARGV[2])
@@ -179,7 +181,7 @@ for _, id in ipairs(ids) do
   local raw = redis.call('HGET', KEYS[1], id)
   if raw then
     local meta = cjson.decode(raw)
-    if meta.status == 'pending' and meta.attempts > 0 then
+    if meta.status == 'pending' and meta.attempts > 0 and meta.nextAt > now then
       meta.nextAt = now
       redis.call('HSET', KEYS[1], id, cjson.encode(meta))
       redis.call('ZADD', KEYS[2], now, id)
