@@ -59,7 +59,7 @@ export interface InboxItem {
 export interface InboxListQuery {
   status?: InboxStatus
   orderNumber?: string
-  /** At most this many, oldest first. Default 100. */
+  /** At most this many, oldest first (in the order they arrived, also within one millisecond). Default 100. */
   limit?: number
 }
 

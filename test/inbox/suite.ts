@@ -389,5 +389,24 @@ export function inboxSuite(subject: InboxSubject): void {
       expect(await queue.finish(next[0]!)).toBe(true)
     })
 
+    it('lists entries in the order they arrived, even within one millisecond', async () => {
+      const orderNumber = `ORD-${randomUUID()}`
+      const base = exchange()
+      // Named against the order they arrive in, so that a list sorted by name instead would show it.
+      const arrivals = ['j', 'i', 'h', 'g', 'f', 'e', 'd', 'c', 'b', 'a'].map((tail) => ({ ex: `${base}-${tail}`, state: 'succeeded' as PaymentState }))
+      arrivals.push(...(['succeeded', 'pending', 'failed'] as const).map((state) => ({ ex: `${base}-z`, state })))
+      for (const { ex, state } of arrivals) expect(await queue.enqueue(queued(ex, state, orderNumber))).toBe('queued')
+      expect((await queue.list({ orderNumber })).map((item) => item.id)).toEqual(arrivals.map(({ ex, state }) => `${ex}:${state}`))
+      expect((await queue.list({ orderNumber, limit: 3 })).map((item) => item.id)).toEqual(arrivals.slice(0, 3).map(({ ex, state }) => `${ex}:${state}`))
+      // Emptied again: the states of `-z` are taken one after another, so it takes a few rounds.
+      const mine = [...new Set(arrivals.map(({ ex }) => ex))]
+      const owner = `test-${randomUUID()}`
+      expect(
+        await eventually(async () => {
+          for (const entry of await takeMine(owner, mine)) await queue.finish(entry)
+          return (await queue.list({ orderNumber })).length === 0
+        }, 8_000),
+      ).toBe(true)
+    })
   })
 }

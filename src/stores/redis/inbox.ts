@@ -228,14 +228,17 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
   }
   const idOf = (entry: { exchangeNumber: string; state: string }) => `${entry.exchangeNumber}:${entry.state}`
 
-  async function items(ids: string[]): Promise<InboxItem[]> {
+  async function read(ids: string[]): Promise<{ item: InboxItem; seq: number | undefined }[]> {
     if (ids.length === 0) return []
     const metas = texts(await send(['HMGET', meta, ...ids]))
     return ids.flatMap((id, i) => {
       const raw = metas[i]
-      return raw === null || raw === undefined ? [] : [toItem(id, JSON.parse(raw) as Meta)]
+      if (raw === null || raw === undefined) return []
+      const parsed = JSON.parse(raw) as Meta
+      return [{ item: toItem(id, parsed), seq: parsed.seq }]
     })
   }
+  const items = async (ids: string[]) => (await read(ids)).map(({ item }) => item)
 
   return {
     ready: async () => {},
@@ -281,8 +284,15 @@ export function redisInbox(send: RawCommand, prefix: string, hastenBatch = HASTE
       const ids: string[] = []
       if (query.status !== 'dead') ids.push(...(texts(await send(['ZRANGE', leased, '0', '-1'])) as string[]), ...(texts(await send(['ZRANGE', due, '0', '-1'])) as string[]))
       if (query.status !== 'pending') ids.push(...(texts(await send(['ZRANGE', dead, '0', '-1'])) as string[]))
-      const found = (await items([...new Set(ids)])).filter((item) => query.orderNumber === undefined || item.orderNumber === query.orderNumber)
-      return found.sort((a, b) => a.receivedAt.getTime() - b.receivedAt.getTime() || a.id.localeCompare(b.id)).slice(0, limit)
+      const found = (await read([...new Set(ids)])).filter(({ item }) => query.orderNumber === undefined || item.orderNumber === query.orderNumber)
+      // Oldest first means in arrival order, as TAKE reads it: entries of one millisecond by seq (PostgreSQL's
+      // microseconds tell them apart); the id only for entries written before seq was kept.
+      const arrival = (a: (typeof found)[number], b: (typeof found)[number]) =>
+        a.item.receivedAt.getTime() - b.item.receivedAt.getTime() || (a.seq !== undefined && b.seq !== undefined ? a.seq - b.seq : a.item.id.localeCompare(b.item.id))
+      return found
+        .sort(arrival)
+        .slice(0, limit)
+        .map(({ item }) => item)
     },
 
     async show(exchangeNumber) {
