@@ -112,7 +112,12 @@ export type Claim<TTransaction = undefined> =
   | { readonly outcome: 'duplicate' }
   /** A later state was handled already (a 99 after its 00, a failure after a success): never regress. */
   | { readonly outcome: 'stale'; readonly currentState: PaymentState }
-  /** Another delivery holds a live lease; the sender may retry after `retryAfterMs`. */
+  /**
+   * Another delivery holds a live lease; the sender may retry after `retryAfterMs`. Checked before stale and
+   * duplicate, except in a transactional store, which cannot see the holder's lease without waiting for its row: it
+   * may answer at once the stale or duplicate that the states already recorded decide (the holder can only add a
+   * later state: the result stays stale, or a duplicate, whatever it does).
+   */
   | { readonly outcome: 'busy'; readonly retryAfterMs: number }
 
 /**

@@ -13,6 +13,8 @@ export interface StoreUnderTest {
   open(options?: StoreOptions): Promise<OpenedStore>
   /** Whether the store can see leases of other processes (busy without `settled`); the memory store cannot. */
   shared: boolean
+  /** Whether a claim holds a transaction that ends with its lease (PostgreSQL's transactional mode, PGlite's too). */
+  transactional?: boolean
 }
 
 /** The options every store takes. */
@@ -118,6 +120,42 @@ export function storeContract(subject: StoreUnderTest): void {
       expect(await store.complete(lease(ex, 'succeeded'))).toBe(false)
       expect(await store.release(lease(ex, 'succeeded'))).toBe(false)
       expect(await store.complete(holder)).toBe(true)
+    })
+
+    it('answers stale before duplicate, busy before both, and lets only the owner of the claimed state end it', async () => {
+      const paid = exchange()
+      await handled(paid, 'pending')
+      await handled(paid, 'succeeded')
+      expect(await claim(lease(paid, 'pending'))).toEqual({ outcome: 'stale', currentState: 'succeeded' })
+      expect(await claim(lease(paid, 'failed'))).toEqual({ outcome: 'stale', currentState: 'succeeded' })
+      expect(await claim(lease(paid, 'succeeded'))).toEqual({ outcome: 'duplicate' })
+      const retried = exchange()
+      await handled(retried, 'failed')
+      expect(await claim(lease(retried, 'pending'))).toEqual({ outcome: 'stale', currentState: 'failed' })
+      expect(await claim(lease(retried, 'failed'))).toEqual({ outcome: 'duplicate' })
+      const holder = lease(retried, 'succeeded')
+      expect(await claim(holder)).toMatchObject({ outcome: 'claimed', previousState: 'failed' })
+      // While another delivery holds the payment, even a result the claim would call stale or a duplicate waits. A
+      // transactional store cannot see the holder's lease without waiting for its row: it may give at once the
+      // answer the states already recorded decide, which the holder cannot change (contract/store.ts, Claim).
+      const decided = { pending: { outcome: 'stale', currentState: 'failed' }, failed: { outcome: 'duplicate' } } as const
+      for (const state of ['pending', 'failed'] as const) {
+        const answer = await claim(lease(retried, state))
+        if (subject.transactional === true && answer.outcome !== 'busy') expect(answer).toEqual(decided[state])
+        else expect(answer.outcome).toBe('busy')
+      }
+      expect((await claim(lease(retried, 'succeeded'))).outcome).toBe('busy')
+      expect(await store.complete({ ...holder, state: 'failed' }), 'the owner, for a state it did not claim').toBe(false)
+      expect(await store.release({ ...holder, state: 'pending' }), 'the owner, for a state it did not claim').toBe(false)
+      expect(await store.complete(lease(retried, 'succeeded'))).toBe(false)
+      expect(await store.complete(holder)).toBe(true)
+      expect(await store.release(holder), 'completed: nothing left to release').toBe(false)
+      expect(await claim(lease(retried, 'succeeded'))).toEqual({ outcome: 'duplicate' })
+      const untouched = exchange()
+      expect([await store.complete(lease(untouched, 'succeeded')), await store.release(lease(untouched, 'succeeded'))]).toEqual([false, false])
+      const first = lease(untouched, 'succeeded')
+      expect(await claim(first)).toMatchObject({ outcome: 'claimed', previousState: null })
+      expect(await store.complete(first)).toBe(true)
     })
 
     it('moves pending to succeeded with previousState, and calls a late pending stale', async () => {

@@ -41,6 +41,7 @@ storeContract({
   // One session for the whole process: a claim of a payment whose transaction this store holds open is answered
   // busy in this process, as in memory.
   shared: false,
+  transactional: true,
   open: async (options) => contractStore('contract_tx', { transactional: true, ...options }),
 })
 

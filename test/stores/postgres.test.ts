@@ -103,6 +103,7 @@ describe.skipIf(!available)('PostgreSQL store', () => {
   storeContract({
     name: 'postgres via a pg Pool, transactional',
     shared: true,
+    transactional: true,
     open: async (options) => ({
       store: postgresStore({ client: newPool(10), table: contractTable, transactional: true, lockTimeoutMs: LOCK_TIMEOUT_MS, ...options }),
       close: async () => {},
