@@ -26,11 +26,16 @@ export interface ReceiverStore<TTransaction = undefined> {
   /**
    * Records `state` as handled (and, for a transactional claim, commits the handlers' writes with it); a success
    * marks the order paid, and a booked payment is settled. False, changing nothing, when `owner` no longer holds
-   * the lease.
+   * the lease: another delivery claimed the payment after the lease ran out, or it was completed or released. An
+   * owner whose lease ran out while nobody claimed the payment still holds it (its completion is still the only
+   * one), except where the lease ended with the store's record of it (Redis, for a payment with nothing handled:
+   * the receiver then claims again as the same owner) or with the claim's transaction (a transactional store).
+   * The same completion sent again may answer true (Redis: a client resends a command whose reply a restart cut off).
    */
   complete(lease: Completion): Promise<boolean>
   /**
-   * Gives the lease up without recording any state (rolling a transactional claim back). False when not held.
+   * Gives the lease up without recording any state (rolling a transactional claim back). False when not held
+   * (held as for complete).
    * With `failure` (a handler threw), the booked payment of the order counts it, in the same statement (a
    * transactional store: right after the rollback); an order the book does not hold gets a `result` record.
    */

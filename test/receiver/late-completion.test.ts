@@ -2,7 +2,7 @@
  * A handler that outlives its lease while no other delivery takes the payment over: its completion is still the only
  * one, so recording it is safe, and refusing it (lease_lost, 500) makes the sender's redelivery run the handler a
  * second time for the same payment state. PostgreSQL records such a late completion; the memory store refused it
- * (Redis still does: late-completion-redis.test.ts).
+ * (Redis still does for a payment with nothing handled, its lease gone with the key: late-completion-redis.test.ts).
  */
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'

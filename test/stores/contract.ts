@@ -158,6 +158,43 @@ export function storeContract(subject: StoreUnderTest): void {
       expect(await store.complete(first)).toBe(true)
     })
 
+    it('lets an owner whose lease ran out, with nobody claiming meanwhile, still complete or release', async () => {
+      // A transactional claim's lease ends with its transaction, rolled back with the handlers' writes.
+      if (subject.transactional === true) return
+      const completing = exchange()
+      await handled(completing, 'pending')
+      const late = lease(completing, 'failed')
+      await claim(late, 50)
+      await sleep(150)
+      expect(await store.complete(late)).toBe(true)
+      const next = lease(completing, 'succeeded')
+      expect(await claim(next)).toMatchObject({ outcome: 'claimed', previousState: 'failed' })
+      expect(await store.complete(next)).toBe(true)
+
+      const releasing = exchange()
+      await handled(releasing, 'pending')
+      const gaveUp = lease(releasing, 'succeeded')
+      await claim(gaveUp, 50)
+      await sleep(150)
+      expect(await store.release(gaveUp)).toBe(true)
+      expect(await store.release(gaveUp), 'released already').toBe(false)
+      const after = lease(releasing, 'succeeded')
+      expect(await claim(after)).toMatchObject({ outcome: 'claimed', previousState: 'pending' })
+      expect(await store.complete(after)).toBe(true)
+
+      // A first state: where the lease ended with the store's record of the payment (Redis), the completion is
+      // refused, and the same owner's claim again is granted and completed, as the receiver does (dispatch.ts).
+      const fresh = exchange()
+      const alone = lease(fresh, 'succeeded')
+      await claim(alone, 50)
+      await sleep(150)
+      if (!(await store.complete(alone))) {
+        expect(await claim(alone)).toMatchObject({ outcome: 'claimed', previousState: null })
+        expect(await store.complete(alone)).toBe(true)
+      }
+      expect(await claim(lease(fresh, 'succeeded'))).toEqual({ outcome: 'duplicate' })
+    })
+
     it('moves pending to succeeded with previousState, and calls a late pending stale', async () => {
       const ex = exchange()
       await handled(ex, 'pending')

@@ -111,7 +111,9 @@ return reply
 
 /**
  * Records the state and ends the lease in one write, so that an owner whose lease expired cannot complete after the
- * next delivery took over; with an order, a success marks it paid and its booked payment is settled (an order the
+ * next delivery took over (taking over writes its own owner). An owner whose lease ran out while nobody took over
+ * still holds it, as in the other stores: its completion is recorded, and its release (RELEASE) done. A first state's
+ * lease is the key's expiry, so nothing is left to complete by: the receiver claims again as the same owner. With an order, a success marks it paid and its booked payment is settled (an order the
  * book does not hold is recorded from the result first, when one is given). The value keeps who completed last: the
  * same completion sent again (a client resends a command whose reply a Redis restart cut off) answers 1, or the
  * receiver would report lease_lost and the service redeliver, running the handlers again.
@@ -123,7 +125,6 @@ export const COMPLETE = `${PAYMENT_LUA}${BOOK_LUA}
 local handled, kind, lease_until, held = read(KEYS[1])
 if held ~= ARGV[1] then return 0 end
 if kind == 'D' then return 1 end
-if not live(kind, lease_until) then return 0 end
 local bit = BIT[ARGV[2]]
 if not has(handled, bit) then handled = handled + bit end
 redis.call('SET', KEYS[1], handled .. ':D::' .. ARGV[1], 'PX', ARGV[3])
@@ -144,7 +145,7 @@ return 1
 /** KEYS: the payment's key. ARGV: <state>:<owner>. The handled states stay, with their retention. */
 const RELEASE_LUA = `
 local handled, kind, lease_until, held = read(KEYS[1])
-if held ~= ARGV[1] or not live(kind, lease_until) then return 0 end
+if held ~= ARGV[1] or kind ~= 'L' then return 0 end
 if handled == 0 then
   redis.call('DEL', KEYS[1])
 else
