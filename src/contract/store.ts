@@ -52,7 +52,9 @@ export interface ReceiverStore<TTransaction = undefined> {
   awaitLeaseEnd?(exchangeNumber: string, timeoutMs: number): Promise<unknown>
   /**
    * Optional: the exchange_number of another payment of the order whose success was handled (as a claim's `paidBy`),
-   * or null. A failed or pending result whose handlers wait for the API asks again just before they run, since the
+   * or null. Of an order paid more than once, the latest payment; asked for that payment itself, a store that keeps
+   * only the latest (memory, Redis) answers null where PostgreSQL names the earlier one (no receiver asks it: that
+   * payment's failed or pending result is stale once its success is handled). A failed or pending result whose handlers wait for the API asks again just before they run, since the
    * order may have been paid meanwhile; without it, only the claim's answer counts.
    */
   paidBy?(claim: LeaseRef & OrderRef): Promise<string | null>

@@ -276,6 +276,27 @@ export function storeContract(subject: StoreUnderTest): void {
       expect(await paidBy({ ...failed, orderNumber: undefined })).toBeNull()
     })
 
+    it('names the latest payment that paid an order paid twice, and nothing for an order only failed', async () => {
+      const paidBy = store.paidBy?.bind(store)
+      if (paidBy === undefined) return
+      const orderNumber = `ORD-${randomUUID()}`
+      const [asking, first, second] = [exchange(), exchange(), exchange()]
+      const failedOnly = { ...lease(exchange(), 'failed'), orderNumber }
+      expect(await claim(failedOnly)).toMatchObject({ outcome: 'claimed', paidBy: null })
+      expect(await store.complete(failedOnly)).toBe(true)
+      expect(await paidBy({ ...lease(asking, 'failed'), orderNumber })).toBeNull()
+      for (const ex of [first, second]) {
+        const paying = { ...lease(ex, 'succeeded'), orderNumber }
+        expect((await claim(paying)).outcome).toBe('claimed')
+        expect(await store.complete(paying)).toBe(true)
+      }
+      expect(await paidBy({ ...lease(asking, 'failed'), orderNumber })).toBe(second)
+      expect(await paidBy({ ...lease(first, 'failed'), orderNumber })).toBe(second)
+      const late = { ...lease(asking, 'pending'), orderNumber }
+      expect(await claim(late)).toMatchObject({ outcome: 'claimed', paidBy: second })
+      expect(await store.release(late)).toBe(true)
+    })
+
     it('reads the booked payment with the claim and settles it with the completion', async () => {
       const book = store.paymentBook?.()
       if (book === undefined) return
