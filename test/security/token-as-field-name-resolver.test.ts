@@ -49,3 +49,35 @@ describe("the Auth Token put where a partner receiver's refusal quotes the sende
     expect(unknown.error?.message).toContain(UID)
   })
 })
+
+/*
+ * receiver.verify() throws the refusal itself, for the app to log or serialise. A refusal at parsing carries the
+ * repeated name in `fields` as well as in its message, and a partner receiver knows no token then to take out.
+ */
+describe("a partner receiver's refusal thrown to the app, refused before the uid is looked up", () => {
+  const receiver = createReceiver({
+    environment: { baseUrl: 'http://127.0.0.1:9' },
+    resolveCredentials: (uid) => (uid === UID ? { uid, authToken: AUTH, checksumToken: CHECKSUM } : undefined),
+    logger: false,
+  })
+  const thrown = (body: string, contentType = FORM) => receiver.verify({ body, contentType }).then(() => undefined, (error: unknown) => error as Error & { fields?: string[] })
+  const json = () => JSON.stringify(samplePaymentFields({ uid: UID })).slice(0, -1)
+
+  it.each([
+    ['a repeated form field named by the token', () => thrown(`${genuine()}&${AUTH}=1&${AUTH}=2`)],
+    ['a repeated nested form field keyed by the token', () => thrown(`${genuine()}&x[${AUTH}]=1&x[${AUTH}]=2`)],
+    ['a repeated JSON member named by the token', () => thrown(`${json()},"${AUTH}":"1","${AUTH}":"2"}`, 'application/json')],
+  ])('%s: the error names no token in any property', async (_name, refusal) => {
+    const error = await refusal()
+    expect(error).toBeInstanceOf(Error)
+    expect((error as { code?: string }).code).toBe('duplicate_field')
+    expect(error?.fields?.length).toBe(1)
+    expect(JSON.stringify(error)).not.toContain(AUTH)
+    expect(error?.message).not.toContain(AUTH)
+  })
+
+  it('a repeated ordinary name is still named as it is', async () => {
+    const error = await thrown(`${genuine()}&transaction_reference_code=1&transaction_reference_code=2`)
+    expect(error?.fields).toEqual(['transaction_reference_code'])
+  })
+})

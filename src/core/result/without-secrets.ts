@@ -7,7 +7,7 @@
  */
 import { base64, base64url } from '../base64.js'
 import type { CredentialSet } from './credentials.js'
-import { ReceiverError } from './errors.js'
+import { ReceiverError, withoutTokenForms } from './errors.js'
 
 const HIDDEN_SECRET = '[redacted]'
 
@@ -35,12 +35,18 @@ function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutSecrets(key, secrets), dataWithoutSecrets(item, secrets)])) as T
 }
 
-/** The refusal itself when it quotes none of `secrets`, else a copy with them taken out of everything it quotes. */
+/**
+ * The refusal itself when it quotes none of `secrets`, else a copy with them taken out of everything it quotes. Its
+ * field names lose the Auth Token's form too, as its message's do (quotedName): a partner receiver refusing at
+ * parsing (a repeated name) knows no token yet, and the name there is the sender's.
+ */
 export function quotable(error: ReceiverError, secrets: readonly string[]): ReceiverError {
-  const texts = [error.message, ...(error.fields ?? []), JSON.stringify(error.diagnosis ?? null)]
-  if (!secrets.some((secret) => texts.some((text) => text.includes(secret)))) return error
+  const fields = error.fields?.map((name) => withoutTokenForms(withoutSecrets(name, secrets)))
+  const texts = [error.message, JSON.stringify(error.diagnosis ?? null)]
+  const renamed = fields !== undefined && fields.some((name, i) => name !== error.fields?.[i])
+  if (!renamed && !secrets.some((secret) => texts.some((text) => text.includes(secret)))) return error
   return new ReceiverError(error.code, withoutSecrets(error.message, secrets), {
-    ...(error.fields === undefined ? {} : { fields: error.fields.map((name) => withoutSecrets(name, secrets)) }),
+    ...(fields === undefined ? {} : { fields }),
     ...(error.cause === undefined ? {} : { cause: error.cause }),
     ...(error.diagnosis === undefined ? {} : { diagnosis: dataWithoutSecrets(error.diagnosis, secrets) }),
   })
