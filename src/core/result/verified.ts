@@ -11,17 +11,23 @@ const REDACTED = '[redacted]'
 /** Shorter secrets (a test's) are hidden where they are a whole value only: inside others they would mangle text. */
 const SHORTEST_INSIDE = 8
 
-/** `value` with every occurrence of each secret replaced by REDACTED, in nested objects and arrays too. */
+/** `text` with every occurrence of each secret replaced by REDACTED. */
+function hiddenText(text: string, secrets: readonly string[]): string {
+  if (secrets.includes(text)) return REDACTED
+  return secrets.reduce((shown, secret) => (secret.length >= SHORTEST_INSIDE && shown.includes(secret) ? shown.split(secret).join(REDACTED) : shown), text)
+}
+
+/**
+ * `value` with every occurrence of each secret replaced by REDACTED, in nested objects and arrays too, and in their
+ * keys: a nested key is a name the buyer chose as freely as a top-level one (`a[<token>]`).
+ */
 function hidden(value: unknown, secrets: readonly string[]): unknown {
   if (secrets.length === 0) return value
-  if (typeof value === 'string') {
-    if (secrets.includes(value)) return REDACTED
-    return secrets.reduce((text, secret) => (secret.length >= SHORTEST_INSIDE && text.includes(secret) ? text.split(secret).join(REDACTED) : text), value)
-  }
+  if (typeof value === 'string') return hiddenText(value, secrets)
   if (Array.isArray(value)) return value.map((item) => hidden(item, secrets))
   if (value === null || typeof value !== 'object') return value
   const out: Record<string, unknown> = Object.create(null)
-  for (const [key, item] of Object.entries(value)) out[key] = hidden(item, secrets)
+  for (const [key, item] of Object.entries(value)) out[hiddenText(key, secrets)] = hidden(item, secrets)
   return out
 }
 
@@ -97,11 +103,12 @@ export class VerifiedPayment {
   /**
    * Every field as received (text, nested objects for `params` and the like), in a prototype-free object; a
    * `token` field reads `[redacted]`: some results echo the merchant's Auth Token, which no log or page may show.
+   * The credentials' own values read `[redacted]` in names too: the buyer can rename a field to the token's value.
    */
   get fields(): Readonly<Record<string, unknown>> {
     const fields: Record<string, unknown> = Object.create(null)
     this.#message.names.forEach((name, i) => {
-      fields[name] = name === 'token' ? REDACTED : hidden(toPlain(this.#message.values[i] as FieldValue), this.#secrets)
+      fields[hiddenText(name, this.#secrets)] = name === 'token' ? REDACTED : hidden(toPlain(this.#message.values[i] as FieldValue), this.#secrets)
     })
     return Object.freeze(fields)
   }
@@ -110,7 +117,9 @@ export class VerifiedPayment {
    * Redacts these values (the verifying set's Auth Token) in `fields` whatever their name and wherever they stand: a
    * buyer can resend a result that echoes the token with `token` renamed (`tokens` sorts to the same place), nested
    * under a bracket name (`tokens[x]`, which the `flat` rendering signs as the genuine string), or joined with its
-   * neighbour into one value (`<status_url>|<token>`), and the checksum still matches.
+   * neighbour into one value (`<status_url>|<token>`), and the checksum still matches. In names too: the buyer can
+   * rename another field to the token's value (or `a[<token>]`) where it sorts in that field's place (`amount` is
+   * first, and a token that starts with a capital sorts before it).
    */
   hideValues(secrets: readonly (string | undefined)[]): void {
     this.#secrets = secrets.filter((secret): secret is string => typeof secret === 'string' && secret !== '')

@@ -1,0 +1,70 @@
+/**
+ * A result that echoes the Auth Token (`token`) hands the buyer its value, and names are not signed: the buyer can
+ * resend the genuine result with another field RENAMED to the token's value, or to a bracket name keyed by it,
+ * where the new name sorts to the old one's place (here `amount`, the first name; a token that starts with a capital
+ * letter sorts before every name the service sends), and the checksum still matches. The receiver accepts the copy
+ * and confirms it over the API; meanwhile its delivered fields are what the result returned to the app says, what
+ * the inbox keeps in the store, and what the console's payment page prints. The token must be in none of them.
+ */
+import { randomUUID } from 'node:crypto'
+import { Redis } from 'ioredis'
+import { afterAll, describe, expect, it } from 'vitest'
+import { createConsole } from '../../src/console/console.js'
+import { createReceiver, type ReceiverStore, verifyDelivery } from '../../src/index.js'
+import { redisStore } from '../../src/stores/redis/store.js'
+import { samplePaymentFields, signCallback } from '../../src/testing.js'
+import { deleteRedisKeys } from '../../soak/resources.js'
+import { REDIS_URL } from '../stores/services.js'
+
+const AUTH = 'Zq7mNb3Xk9Lp2Rt5Vw8Y'
+const CHECKSUM = '0123456789abcdef'.repeat(4)
+const UID = '0c0ffee0-d3e0-4a11-8f00-00000000d3e0'
+const SET = { uid: UID, authToken: AUTH, checksumToken: CHECKSUM }
+const FORM = 'application/x-www-form-urlencoded'
+
+/** The genuine result and the buyer's copy of it, `amount` renamed to `name`; the checksum is the genuine one. */
+function copyWith(name: string): { orderNumber: string; exchangeNumber: string; body: string } {
+  const fields = samplePaymentFields({ uid: UID, token: AUTH })
+  const genuine = new URLSearchParams(signCallback(fields, CHECKSUM).body)
+  const copy = new URLSearchParams([...genuine].map(([field, value]) => [field === 'amount' ? name : field, value] as [string, string]))
+  return { orderNumber: fields.order_number as string, exchangeNumber: fields.exchange_number as string, body: copy.toString() }
+}
+
+const names: [string, string][] = [
+  ['the token itself', AUTH],
+  ['a bracket name keyed by the token', `a[${AUTH}]`],
+  ['a name that holds the token', `A${AUTH}x`],
+]
+
+describe('a genuine result with a field renamed to the Auth Token', () => {
+  it.each(names)('%s: verifyDelivery() gives a result whose JSON holds no token', async (_name, name) => {
+    const verified = await verifyDelivery({ body: copyWith(name).body, contentType: FORM }, { credentials: SET })
+    expect(JSON.stringify(verified)).not.toContain(AUTH)
+    expect(Object.keys(verified.fields).join('\n')).not.toContain(AUTH)
+  })
+
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 })
+  const prefix = `fpx-renamed-token-test:${randomUUID()}:`
+  afterAll(async () => {
+    await deleteRedisKeys(redis, prefix)
+    redis.disconnect()
+  })
+
+  it.each(names)('%s: not in the inbox the store keeps, nor on the console payment page', async (_name, name) => {
+    const store = redisStore({ client: redis, prefix, inspect: false }) as ReceiverStore<unknown>
+    // The API is not there: the copy waits in the inbox, as it would while the service is down.
+    const receiver = createReceiver({ environment: { baseUrl: 'http://127.0.0.1:9' }, credentials: SET, store, inbox: { work: false }, logger: false })
+    receiver.onAny(() => {})
+    const copy = copyWith(name)
+    const answer = await receiver.handle({ kind: 'callback', body: copy.body, contentType: FORM })
+    expect(answer.status).toBe(200)
+    const [item] = await receiver.inbox.show(copy.exchangeNumber)
+    expect(item).toBeDefined()
+    expect(JSON.stringify(item)).not.toContain(AUTH)
+    const page = await createConsole(receiver, { authorize: () => true })(new Request(`http://shop.test/payment?order=${encodeURIComponent(copy.orderNumber)}`))
+    const text = await page.text()
+    expect(page.status).toBe(200)
+    expect(text).toContain('table class="delivered"')
+    expect(text).not.toContain(AUTH)
+  })
+})
