@@ -7,6 +7,7 @@
  */
 import { base64, base64url } from '../base64.js'
 import type { CredentialSet } from './credentials.js'
+import type { Diagnosis, DiagnosisAttempt } from './diagnosis.js'
 import { ReceiverError, withoutTokenForms } from './errors.js'
 
 const HIDDEN_SECRET = '[redacted]'
@@ -35,19 +36,40 @@ function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [withoutSecrets(key, secrets), dataWithoutSecrets(item, secrets)])) as T
 }
 
+/** A name the sender chose, as a refusal quotes it outside its message: as quotedName shows it, unquoted and uncut. */
+function shownName(name: string, secrets: readonly string[]): string {
+  return withoutTokenForms(withoutSecrets(name, secrets))
+}
+
+/** The attempts of a diagnosis that name a field (field_added, field_dropped): the name is the sender's. */
+function namingAttempts(diagnosis: Diagnosis | undefined): DiagnosisAttempt[] {
+  return diagnosis === undefined ? [] : [...(diagnosis.match === undefined ? [] : [diagnosis.match]), ...diagnosis.tried].filter((attempt) => attempt.field !== undefined)
+}
+
+function diagnosisWithout(diagnosis: Diagnosis, secrets: readonly string[]): Diagnosis {
+  const attempt = (tried: DiagnosisAttempt): DiagnosisAttempt => {
+    const shown = dataWithoutSecrets(tried, secrets)
+    return shown.field === undefined ? shown : { ...shown, field: withoutTokenForms(shown.field) }
+  }
+  return { ...dataWithoutSecrets(diagnosis, secrets), match: diagnosis.match === undefined ? undefined : attempt(diagnosis.match), tried: diagnosis.tried.map(attempt) }
+}
+
 /**
- * The refusal itself when it quotes none of `secrets`, else a copy with them taken out of everything it quotes. Its
- * field names lose the Auth Token's form too, as its message's do (quotedName): a partner receiver refusing at
- * parsing (a repeated name) knows no token yet, and the name there is the sender's.
+ * The refusal itself when it quotes none of `secrets`, else a copy with them taken out of everything it quotes. The
+ * names it quotes outside its message (its fields, a diagnosis's field) lose the Auth Token's form too, as its
+ * message's do (quotedName): a receiver may know no Auth Token to take out (a partner's before the uid is looked up,
+ * a signature-only one given only Checksum Tokens), and those names are the sender's.
  */
 export function quotable(error: ReceiverError, secrets: readonly string[]): ReceiverError {
-  const fields = error.fields?.map((name) => withoutTokenForms(withoutSecrets(name, secrets)))
+  const fields = error.fields?.map((name) => shownName(name, secrets))
+  const renamed =
+    (fields?.some((name, i) => name !== error.fields?.[i]) ?? false) ||
+    namingAttempts(error.diagnosis).some((attempt) => shownName(attempt.field as string, secrets) !== attempt.field)
   const texts = [error.message, JSON.stringify(error.diagnosis ?? null)]
-  const renamed = fields !== undefined && fields.some((name, i) => name !== error.fields?.[i])
   if (!renamed && !secrets.some((secret) => texts.some((text) => text.includes(secret)))) return error
   return new ReceiverError(error.code, withoutSecrets(error.message, secrets), {
     ...(fields === undefined ? {} : { fields }),
     ...(error.cause === undefined ? {} : { cause: error.cause }),
-    ...(error.diagnosis === undefined ? {} : { diagnosis: dataWithoutSecrets(error.diagnosis, secrets) }),
+    ...(error.diagnosis === undefined ? {} : { diagnosis: diagnosisWithout(error.diagnosis, secrets) }),
   })
 }
