@@ -234,7 +234,7 @@ export class Dispatcher<TTransaction> {
       }
       known.credential = verified.credential
       known.signerUid = verified.signerUid
-      known.unsignedSource = verified.unsignedSource
+      known.takeUnsignedFrom(verified)
       if (STATE_RANK[known.state] < STATE_RANK[verified.state]) {
         // The API shows an earlier state: a genuine later one may be ahead of the API, or a renamed copy may claim one.
         // The state the API shows is handled now (so no copy holds a genuine 99 back); the claimed one waits.

@@ -94,10 +94,12 @@ export class VerifiedPayment {
 
   /**
    * The callback or redirect URL's own query parameters (`?shop=42`), which the service does not sign. Never part
-   * of `fields`; trust them only as far as anything a browser can change.
+   * of `fields`; trust them only as far as anything a browser can change. The credentials' own values read
+   * `[redacted]` in them as in `fields`: the buyer may put there the Auth Token a result echoed to them.
    */
   get unsignedQuery(): Readonly<Record<string, string>> {
-    return readUnsignedQuery(this.unsignedSource, (name) => this.#message.has(name))
+    const query = readUnsignedQuery(this.unsignedSource, (name) => this.#message.has(name))
+    return this.#secrets.length === 0 ? query : Object.freeze(hidden(query, this.#secrets) as Record<string, string>)
   }
 
   /**
@@ -123,6 +125,15 @@ export class VerifiedPayment {
    */
   hideValues(secrets: readonly (string | undefined)[]): void {
     this.#secrets = secrets.filter((secret): secret is string => typeof secret === 'string' && secret !== '')
+  }
+
+  /**
+   * For the API's record handled in place of the delivered result: the URL's own parameters that came with it, and
+   * the values it hides in them.
+   */
+  takeUnsignedFrom(delivered: VerifiedPayment): void {
+    this.unsignedSource = delivered.unsignedSource
+    this.#secrets = [...new Set([...this.#secrets, ...delivered.#secrets])]
   }
 
   /** The signed values in order with their names, for the signature-only check. */
