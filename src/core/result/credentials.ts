@@ -1,6 +1,6 @@
 import { isChecksumToken } from '../checksum-token.js'
 import type { Diagnosis } from './diagnosis.js'
-import { quotedUid, ReceiverError } from './errors.js'
+import { causeWithoutTokenForms, quotedUid, ReceiverError } from './errors.js'
 
 /*
  * The receiver's credential sets in one place: which Checksum Token a message's uid chooses (the set it names, or
@@ -184,7 +184,7 @@ function resolverOf(resolve: (uid: string) => unknown, whole: boolean, withinMs:
       try {
         found = await lookedUpWithin(() => resolve(uid), withinMs)
       } catch (error) {
-        throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedUid(uid)}`, { cause: error })
+        throw new ReceiverError('credential_lookup_failed', `${name} threw for uid ${quotedUid(uid)}`, { cause: causeWithoutTokenForms(error, uid) })
       }
       if (found === null || found === undefined || found === '') throw unknownUid(uid)
       const token = whole ? (found as CredentialSet).checksumToken : found

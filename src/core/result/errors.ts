@@ -91,6 +91,28 @@ export function withoutTokenForms(text: string): string {
   return text.replace(TOKEN_RUN, (run) => (MERCHANT_ID_FORM.test(run) ? run : TOKEN_RUN_SHOWN))
 }
 
+/**
+ * What an app's code threw when given `text` the sender chose (a partner's resolver, asked by an unverified uid), as
+ * a refusal may keep it for its cause, which is logged: itself when `text` holds no run of the Auth Token's form,
+ * else a copy (its name, message and stack) with those runs shown as withoutTokenForms shows them, since such code
+ * often says what it was given (`merchant <uid> not found`).
+ */
+export function causeWithoutTokenForms(thrown: unknown, text: string): unknown {
+  const runs = (text.match(TOKEN_RUN) ?? []).filter((run) => !MERCHANT_ID_FORM.test(run))
+  if (runs.length === 0) return thrown
+  const shown = (quoted: string) => runs.reduce((out, run) => out.split(run).join(TOKEN_RUN_SHOWN), quoted)
+  const copy = new Error(shown(thrownMessage(thrown)))
+  try {
+    if (thrown instanceof Error) {
+      copy.name = shown(printable(thrown.name))
+      copy.stack = typeof thrown.stack === 'string' ? shown(thrown.stack) : `${copy.name}: ${copy.message}`
+    }
+  } catch {
+    copy.stack = copy.message
+  }
+  return copy
+}
+
 /** The Auth Token's form (spec, Credentials): 20 letters or digits. */
 const AUTH_TOKEN_FORM = /^[A-Za-z0-9]{20}$/
 /** A merchant id as real messages carry it under `uid`: hexadecimal (one of 20 digits has the token's length). */
