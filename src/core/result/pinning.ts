@@ -10,6 +10,7 @@
  * name is skipped (it is optional) or takes the next run of values. A result with a name the service does not
  * send, or a value holding `|`, is not acted on (docs/security.md, "Signature only").
  */
+import { quotedName } from './errors.js'
 import { compareCodePoints } from './message.js'
 
 interface Kind {
@@ -101,9 +102,9 @@ const SERVICE_ADDRESS = /\/v1\/(?:status\/([^/?#|]+)|receipt\/([^/?#|]+?)\.pdf)/
  */
 export function whyUnpinned(signed: readonly { name: string; text: string }[]): string | undefined {
   const split = signed.find((field) => field.text.includes('|'))
-  if (split !== undefined) return `the value of ${split.name} contains |, so the signed values could be split at other places`
+  if (split !== undefined) return `the value of ${quotedName(split.name)} contains |, so the signed values could be split at other places`
   const unknown = signed.find((field) => KNOWN_FIELDS[field.name] === undefined)
-  if (unknown !== undefined) return `the result carries ${JSON.stringify(unknown.name.slice(0, 64))}, a field this mode cannot place`
+  if (unknown !== undefined) return `the result carries ${quotedName(unknown.name)}, a field this mode cannot place`
   const odd = signed.find((field) => !(KNOWN_FIELDS[field.name] as Kind).holds(field.text))
   if (odd !== undefined) return `${odd.name} holds a value of a kind the service does not send under it`
   const parts = signed.map((field) => field.text)
