@@ -75,7 +75,7 @@ export function checkEncoding(contentEncoding: string | null | undefined): void 
   if (other === undefined) return
   throw new ReceiverError(
     'unsupported_encoding',
-    `content encoding "${other.slice(0, 40)}" is not supported; the service sends plain bodies (no Content-Encoding, or identity)`,
+    `content encoding ${quotedName(other)} is not supported; the service sends plain bodies (no Content-Encoding, or identity)`,
   )
 }
 
@@ -252,8 +252,8 @@ export function readFields(delivery: RawDelivery, maxBodyBytes: number): Receive
   const text = bodyText(body as Uint8Array | ArrayBuffer | string, maxBodyBytes)
   const { type, charset } = mediaType(delivery.contentType)
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8' && charset !== 'us-ascii')
-    throw new ReceiverError('unsupported_media_type', `charset "${charset}" is not supported; send UTF-8`)
+    throw new ReceiverError('unsupported_media_type', `charset ${quotedName(charset)} is not supported; send UTF-8`)
   if (type === FORM) return decodeForm(text)
   if (type === JSON_TYPE) return decodeJson(text)
-  throw new ReceiverError('unsupported_media_type', `content type "${type || '(none)'}" is not supported; expected ${FORM} or ${JSON_TYPE}`)
+  throw new ReceiverError('unsupported_media_type', `content type ${type === '' ? '"(none)"' : quotedName(type)} is not supported; expected ${FORM} or ${JSON_TYPE}`)
 }
