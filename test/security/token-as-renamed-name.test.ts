@@ -68,3 +68,32 @@ describe('a genuine result with a field renamed to the Auth Token', () => {
     expect(text).not.toContain(AUTH)
   })
 })
+
+/**
+ * The token's value itself can be renamed into a field the typed payment reads, when the names after it are renamed
+ * past that one (the required ones, payment_status last, come before `token`): `uid` here. And a bracket name keyed
+ * by the token under `params` sorts in `payment_id`'s place. `payment` is in the result's JSON, the verified result
+ * apps log, and in the receiver's answer object (`response.payment`).
+ */
+describe("a genuine result renamed so that the typed payment reads the Auth Token", () => {
+  const copies: [string, Record<string, string>][] = [
+    ['the token renamed to uid', { token: 'uid', transaction_amount: 'v1', transaction_amount_received: 'v2', transaction_fee: 'v3', uid: 'v4' }],
+    ['payment_id renamed to params[<token>]', { payment_id: `params[${AUTH}]` }],
+  ]
+  const copyOf = (rename: Record<string, string>) => {
+    const genuine = new URLSearchParams(signCallback(samplePaymentFields({ uid: UID, token: AUTH }), CHECKSUM).body)
+    return new URLSearchParams([...genuine].map(([name, value]) => [rename[name] ?? name, value] as [string, string])).toString()
+  }
+
+  it.each(copies)('%s: not in verifyDelivery()\'s result, nor in the answer object', async (_name, rename) => {
+    const body = copyOf(rename)
+    const verified = await verifyDelivery({ body, contentType: FORM }, { credentials: SET })
+    expect(JSON.stringify(verified)).not.toContain(AUTH)
+    // The API is not there: the answer is a 503 that carries the delivered payment.
+    const receiver = createReceiver({ environment: { baseUrl: 'http://127.0.0.1:9' }, credentials: SET, logger: false })
+    receiver.onAny(() => {})
+    const response = await receiver.handle({ kind: 'redirect', body, contentType: FORM })
+    expect(response.payment).toBeDefined()
+    expect(JSON.stringify(response)).not.toContain(AUTH)
+  })
+})

@@ -83,13 +83,22 @@ export class VerifiedPayment {
     return this.#message.text(name)
   }
 
-  /** The typed view: booleans, amounts in sen, dates. */
+  /**
+   * The typed view: booleans, amounts in sen, dates. The credentials' own values read `[redacted]` in it as in
+   * `fields`: a buyer can rename the token's value into a field it reads (`uid`, with the names after it renamed
+   * past that one), or a bracket name keyed by it into `params`.
+   */
   get payment(): Payment {
-    return toPayment(
+    const secrets = this.#secrets
+    const payment = toPayment(
       this.state,
-      (name) => this.#message.text(name),
+      (name) => {
+        const text = this.#message.text(name)
+        return text === undefined ? text : hiddenText(text, secrets)
+      },
       (name) => this.#message.get(name),
     )
+    return payment.params === null || secrets.length === 0 ? payment : { ...payment, params: hidden(payment.params, secrets) as Record<string, unknown> }
   }
 
   /**
