@@ -5,7 +5,7 @@
  */
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
-import { ReceiverError } from '../core/result/errors.js'
+import { ReceiverError, withoutTokenForms } from '../core/result/errors.js'
 import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
 import { quotable, refusalSecrets } from '../core/result/without-secrets.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
@@ -53,13 +53,16 @@ const PLAIN_NUMBER = /^[\x20-\x7e]{1,64}$/
  * The numbers a refused delivery claims, never trusted (shown with `verified: false`), and never a token: a result
  * may echo the Auth Token, and names are not signed, so the buyer can resend theirs with the token's value under
  * `order_number`; the console's refusals page and the payment's timeline show what was claimed. The tokens are the
- * configured sets', and those of the keys the message was checked with (a resolver's set, asked once already).
+ * configured sets', and those of the keys the message was checked with (a resolver's set, asked once already). A
+ * receiver may know no Auth Token for the message (only Checksum Tokens given, a uid the resolver does not know): a
+ * number holding the token's form is then left out as a refusal's message leaves out such a name (quotedName).
  */
 function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: unknown): { exchangeNumber: string | null; orderNumber: string | null } {
   const secrets = secretsOf(verifier, error)
   const claimed = (name: string): string | null => {
     const value = parsed?.fields.values[parsed.fields.names.indexOf(name)]
-    return typeof value === 'string' && PLAIN_NUMBER.test(value) && !secrets.some((secret) => value.includes(secret)) ? value : null
+    const plain = typeof value === 'string' && PLAIN_NUMBER.test(value) && withoutTokenForms(value) === value
+    return plain && !secrets.some((secret) => value.includes(secret)) ? value : null
   }
   return { exchangeNumber: claimed('exchange_number'), orderNumber: claimed('order_number') }
 }
