@@ -274,7 +274,8 @@ export class Verifier {
     verified.signerUid = found.key.signer
     verified.unsignedSource = unsigned === '' ? undefined : unsigned
     if (found.key.set !== undefined) signingSets.set(verified, found.key.set)
-    verified.hideValues([found.key.set?.authToken, found.key.token])
+    // The Basic-auth forms too: the buyer can work them out from the uid and the token a result echoed to them.
+    verified.hideValues(found.key.set === undefined ? [found.key.token] : refusalSecrets([found.key.set], []))
     return verified
   }
 
