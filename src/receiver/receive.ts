@@ -7,7 +7,7 @@ import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError, withoutTokenForms } from '../core/result/errors.js'
 import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
-import { quotable, refusalSecrets } from '../core/result/without-secrets.js'
+import { paramsWithoutSecrets, quotable, refusalSecrets } from '../core/result/without-secrets.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
 import type { AcceptingInbox } from '../inbox/inbox.js'
@@ -223,7 +223,8 @@ async function rechecked(parts: ReceiveParts, asked: RecheckAsked, receivedAt: n
     const error = new ReceiverError('link_expired', 'the check-again link has expired; the order is updated once the payment is confirmed')
     return refusal(parts, error, 'redirect', { receivedAt, attempt, exchangeNumber: null, orderNumber: null })
   }
-  const again = () => recheckLink(parts.verifier, asked.exchangeNumber, asked.uid, asked.own, asked.attempt + 1, asked.orderTag, asked.issuedAt)
+  const own = paramsWithoutSecrets(asked.own, signer.set === undefined ? [signer.token] : refusalSecrets([signer.set], []))
+  const again = () => recheckLink(parts.verifier, asked.exchangeNumber, asked.uid, own, asked.attempt + 1, asked.orderTag, asked.issuedAt)
   const known = await confirmThroughApi(parts.confirmer, { set: signer.set, credential: signer.credential, uid: asked.uid }, asked.exchangeNumber, parts.confirmWithinMs)
   if (known instanceof ReceiverError) {
     parts.logger.warn({ exchangeNumber: asked.exchangeNumber, delivery: 'redirect', code: known.code }, `a check-again link found the result not confirmed yet: ${known.message}`)

@@ -46,3 +46,20 @@ describe('the Auth Token in the redirect URL\'s own query parameters, before a g
     expect(JSON.stringify([...answer.headers])).not.toContain(AUTH)
   })
 })
+
+describe('the Auth Token added to a check-again link the buyer follows', () => {
+  it('is not repeated in the next link of the "being confirmed" page', async () => {
+    const receiver = createReceiver({ environment: { baseUrl: 'http://127.0.0.1:9' }, credentials: SET, logger: false })
+    receiver.onAny(() => {})
+    const redirect = fpxRedirect(receiver)
+    const first = await (await redirect(new Request(`http://shop.test/fpx/return?shop=42&${genuine()}`))).text()
+    const link = /<a href="\?([^"]+)">/.exec(first)?.[1]?.replaceAll('&#38;', '&')
+    expect(link).toContain('fpx_sig=')
+    // The link's own parameters are not signed: the buyer adds one.
+    const answer = await redirect(new Request(`http://shop.test/fpx/return?${link}&back=${AUTH}&${AUTH}=1`))
+    const page = await answer.text()
+    expect(page).toContain('fpx_sig=')
+    expect(page).toContain('shop=42')
+    expect(page).not.toContain(AUTH)
+  })
+})

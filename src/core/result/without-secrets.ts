@@ -28,6 +28,14 @@ function withoutSecrets(text: string, secrets: readonly string[]): string {
   return out
 }
 
+/**
+ * Query parameters with every secret taken out of their names and values: a check-again link keeps the URL's own
+ * parameters, which are not signed, so the buyer can add the token a result echoed to them.
+ */
+export function paramsWithoutSecrets(params: URLSearchParams, secrets: readonly string[]): URLSearchParams {
+  return new URLSearchParams([...params].map(([name, value]): [string, string] => [withoutSecrets(name, secrets), withoutSecrets(value, secrets)]))
+}
+
 /** Plain data (a diagnosis) with every string, keys included, passed through withoutSecrets. */
 function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
   if (typeof value === 'string') return withoutSecrets(value, secrets) as T
