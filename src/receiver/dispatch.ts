@@ -399,11 +399,14 @@ const present = (text: string | undefined) => (text === undefined || text === ''
  */
 export function seenOf(handled: VerifiedPayment): SeenResult {
   const amount = present(handled.text('transaction_amount'))
+  // As the typed payment has them, the credentials' own values hidden: the buyer can type the Auth Token a result
+  // echoed to them as their name or e-mail, and the book shows these on the console's pages.
+  const { buyer } = handled.payment
   return {
     uid: handled.signerUid ?? handled.credential?.uid ?? null,
     amountSen: amount === null ? null : toSen(amount),
-    buyerEmail: present(handled.text('buyer_email')),
-    buyerName: present(handled.text('buyer_name')),
+    buyerEmail: buyer.email,
+    buyerName: buyer.name,
   }
 }
 
