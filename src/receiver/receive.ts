@@ -239,7 +239,7 @@ async function rechecked(parts: ReceiveParts, asked: RecheckAsked, receivedAt: n
   known.credential = signer.credential
   known.signerUid = signer.signer
   // Unsigned, as they were on the redirect: handlers get them as its unsignedQuery, whichever delivery handles it.
-  known.unsignedSource = ownQuery(asked) || undefined
+  known.unsignedSource = ownQuery(own)
   const verifiedAt = Date.now()
   const response = await parts.dispatcher.dispatch(known, 'redirect', true)
   if (parts.timeline.enabled) parts.timeline.record(deliveryEntries({ source: 'redirect', attempt, receivedAt, verifiedAt, answeredAt: Date.now(), payment: response.payment ?? known, response }))

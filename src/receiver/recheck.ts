@@ -80,11 +80,11 @@ export function recheckAsked(raw: RawDelivery): RecheckAsked | undefined {
   return { attempt, exchangeNumber, uid: query.get(UID) ?? '', issuedAt, signature: first, orderTag: both ? signature.slice(64) : '', own: query }
 }
 
-/** The redirect URL's own query parameters the link kept, as a delivery's unsigned source ('' when none). */
-export function ownQuery(asked: RecheckAsked): string {
-  const own = new URLSearchParams(asked.own)
-  for (const name of OURS) own.delete(name)
-  return own.toString()
+/** The redirect URL's own query parameters a link kept (`own`, without the link's), as a delivery's unsigned source. */
+export function ownQuery(own: URLSearchParams): string | undefined {
+  const query = new URLSearchParams(own)
+  for (const name of OURS) query.delete(name)
+  return query.size === 0 ? undefined : query.toString()
 }
 
 /** The credential set whose token signed the link, or undefined when the link is not one this receiver made. */
