@@ -47,11 +47,15 @@ const MOST_WAITS = 3
  */
 const STORE_ANSWERS_WITHIN_MS = 10_000
 
-/** `call`, or a rejection once `withinMs` has passed without its answer (from `who`: the store unless said). */
+/**
+ * `call`, or a rejection once `withinMs` has passed without its answer (from `who`: the store unless said). The
+ * rejection is a TimeoutError: where only an error's kind is logged (an API's error may echo the credentials, so the
+ * sweeper logs no message of one), the kind still tells a call left unanswered from one that failed.
+ */
 export async function answeredWithin<T>(call: Promise<T>, withinMs: number, who = 'the store'): Promise<T> {
   let timer: ReturnType<typeof setTimeout> | undefined
   const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${who} did not answer within ${withinMs} ms`)), withinMs)
+    timer = setTimeout(() => reject(Object.assign(new Error(`${who} did not answer within ${withinMs} ms`), { name: 'TimeoutError' })), withinMs)
   })
   try {
     return await Promise.race([call, late])
@@ -63,8 +67,8 @@ export async function answeredWithin<T>(call: Promise<T>, withinMs: number, who 
 /** What a store's awaitLeaseEnd may take past the wait it was given before the delivery stops waiting for it. */
 const AWAIT_GRACE_MS = 250
 
-/** How long a delivery waits for one store call, with a lease of `leaseMs`. */
-const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
+/** How long a delivery waits for one store call, with a lease of `leaseMs` (the sweeper's too, with its lock's). */
+export const storeWithinMs = (leaseMs: number): number => Math.max(1, Math.min(STORE_ANSWERS_WITHIN_MS, Math.floor(leaseMs / 2)))
 /**
  * Without `awaitLeaseEnd`, a buyer's redirect that finds its payment held elsewhere asks once more after this long:
  * the service retries a callback told 409, but a browser shows the buyer an error page. Once only, never a poll.

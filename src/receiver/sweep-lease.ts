@@ -1,5 +1,5 @@
-import type { SweepLock } from '../contract/payment-book.js'
 import type { Logger } from '../core/logger.js'
+import type { SweepLockCalls } from './sweep-options.js'
 
 /**
  * The sweep lock as one sweeper holds it: taken, renewed when a third of its lease has passed (and on a heartbeat
@@ -10,7 +10,7 @@ export class SweepLease {
 
   constructor(
     private readonly ownerOf: () => string,
-    private readonly lock: SweepLock,
+    private readonly lock: SweepLockCalls,
     private readonly lockMs: number,
     private readonly logger: Logger,
   ) {}

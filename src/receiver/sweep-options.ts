@@ -4,6 +4,7 @@
  * docs/payment-lifecycle.md. Also what a pass reports, and what it asks of the API client (kept here so that
  * sweeper.ts stays the sweeper's logic).
  */
+import type { PaymentBook, SweepLock } from '../contract/payment-book.js'
 
 export interface SweepOptions {
   /** How old a payment is at its first lookup: the buyer may still be at the bank before that. Default 15 minutes. */
@@ -104,6 +105,11 @@ export function sweepSettings(options: SweepOptions | false | undefined): SweepS
   if (settings.inProcess && settings.everyMs > settings.lockMs / 2) throw new TypeError('sweep.everyMs must be at most half of sweep.lockMs')
   return settings
 }
+
+/** What the sweeper asks of the payment book. */
+export type SweepBook = Pick<PaymentBook, 'listOpen' | 'summary' | 'find' | 'noteLookup' | 'settle'>
+/** What the sweeper asks of the sweep lock. */
+export type SweepLockCalls = Pick<SweepLock, 'acquire' | 'renew' | 'release' | 'notePass'>
 
 /** One page of the transactions list as the sweeper asks for it: recent successes, 100 to a page. */
 export interface SuccessesQuery {

@@ -7,15 +7,15 @@ import type { Logger } from '../core/logger.js'
 import { apiRecordText, classify, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
 import { localTime } from '../core/time.js'
 import { backoffDelay } from '../inbox/backoff.js'
-import type { BookedPayment, PaymentBook, PaymentRef } from '../contract/payment-book.js'
+import type { BookedPayment, PaymentRef } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { LookupOutcome } from './book-metrics.js'
 import { described } from './confirm.js'
 import type { ReceiverResponse } from './events.js'
-import type { Counts, LookupClient, SweepSettings } from './sweep-options.js'
+import type { Counts, LookupClient, SweepBook, SweepSettings } from './sweep-options.js'
 
 export interface ResultsParts {
-  readonly book: PaymentBook
+  readonly book: SweepBook
   readonly client: (uid: string) => LookupClient
   readonly handOver: (fields: Record<string, string>, uid: string) => Promise<ReceiverResponse>
   readonly record: (entries: readonly TimelineEntry[]) => void

@@ -9,21 +9,22 @@
  */
 import { randomId } from '../core/crypto.js'
 import type { Logger } from '../core/logger.js'
-import type { BookedPayment, PaymentBook, SweepLock } from '../contract/payment-book.js'
+import type { BookedPayment } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
 import type { LookupOutcome } from './book-metrics.js'
 import { described } from './confirm.js'
+import { answeredWithin, storeWithinMs } from './dispatch.js'
 import type { ReceiverResponse } from './events.js'
 import { SweepLease } from './sweep-lease.js'
 import { type ListingClient, listSuccesses, successesOf } from './sweep-listing.js'
-import { type Counts, type LookupClient, nothing, type SweepReport, type SweepSettings } from './sweep-options.js'
+import { type Counts, type LookupClient, nothing, type SweepBook, type SweepLockCalls, type SweepReport, type SweepSettings } from './sweep-options.js'
 import { SweepResults } from './sweep-results.js'
 
 export type { LookupClient, SweepReport } from './sweep-options.js'
 
 export interface SweeperParts {
-  readonly book: PaymentBook
-  readonly lock: SweepLock
+  readonly book: SweepBook
+  readonly lock: SweepLockCalls
   /** The API client for a credential set (by its API UID). */
   readonly client: (uid: string) => LookupClient
   /**
@@ -46,6 +47,49 @@ type Turn = number | 'skip' | 'lost'
  * the lookups keep at least half of the requests however busy the list.
  */
 const LIST_EVERY_MS = 60_000
+/**
+ * An API request of the sweeper is given up after this many of the lock's leases: the default client's own
+ * time-outs and retries (3 × 15 s and their waits) end well within two default leases, and the pass's heartbeat
+ * keeps the lock meanwhile.
+ */
+const API_WITHIN_LOCKS = 2
+
+/**
+ * The book, the lock and the API clients with every call answered within its bound, or rejected. One call that
+ * never settled (a paused store, a client with no time-out) kept its pass running for ever, and with it `running`
+ * and the lock its heartbeat renews: no later pass in any process sharing the store, so a payment whose results
+ * were lost was never found. Store calls get what a delivery's get (half the lock's lease, at most 10 s).
+ */
+function bounded(parts: SweeperParts): SweeperParts {
+  const { book, lock, client, settings } = parts
+  const store = storeWithinMs(settings.lockMs)
+  const api = API_WITHIN_LOCKS * settings.lockMs
+  return {
+    ...parts,
+    book: {
+      listOpen: (query) => answeredWithin(book.listOpen(query), store),
+      summary: () => answeredWithin(book.summary(), store),
+      find: (orderNumber, options) => answeredWithin(book.find(orderNumber, options), store),
+      noteLookup: (payment, note, token) => answeredWithin(book.noteLookup(payment, note, token), store),
+      settle: (payment, state, exchangeNumber) => answeredWithin(book.settle(payment, state, exchangeNumber), store),
+    },
+    lock: {
+      acquire: (owner, ttlMs) => answeredWithin(lock.acquire(owner, ttlMs), store),
+      renew: (owner, token, ttlMs) => answeredWithin(lock.renew(owner, token, ttlMs), store),
+      release: (owner, token) => answeredWithin(lock.release(owner, token), store),
+      notePass: (note) => answeredWithin(lock.notePass(note), store),
+    },
+    client: (uid) => {
+      const found = client(uid)
+      const listing = found.transactions?.bind(found)
+      return {
+        searchTransactions: (reference, value) => answeredWithin(found.searchTransactions(reference, value), api, 'the status API'),
+        // Absent stays absent: the sweeper then looks payments up one by one, and says so once.
+        ...(listing === undefined ? {} : { transactions: (query: Parameters<typeof listing>[0]) => answeredWithin(listing(query), api, 'the transactions list') }),
+      }
+    },
+  }
+}
 
 export class Sweeper {
   private readonly lease: SweepLease
@@ -68,7 +112,11 @@ export class Sweeper {
     return (this.id ??= `sweeper:${randomId()}`)
   }
 
-  constructor(private readonly parts: SweeperParts) {
+  private readonly parts: SweeperParts
+
+  constructor(given: SweeperParts) {
+    const parts = bounded(given)
+    this.parts = parts
     this.lease = new SweepLease(() => this.owner, parts.lock, parts.settings.lockMs, parts.logger)
     this.results = new SweepResults(parts, () => this.owner)
   }
