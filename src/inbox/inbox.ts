@@ -84,6 +84,10 @@ export interface AttemptAnswer {
 export interface InboxHost {
   leaseMs: number
   logger: Logger
+  /** How long a worker waits for one store call: what a delivery waits. */
+  storeWithinMs: number
+  /** The receiver's bound on a call: `call`, or a rejection once `withinMs` has passed (from `who`). */
+  answeredWithin<T>(call: Promise<T>, withinMs: number, who?: string): Promise<T>
   /** Claims, runs the handlers and completes, exactly as for a delivery. Never throws. */
   dispatch(verified: VerifiedPayment, source: ResultSource): Promise<AttemptAnswer>
   /** Told of every attempt's outcome, for the per-order timeline; `dead` when it was dead-lettered. Never throws. */
@@ -126,6 +130,9 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   const backoff = checkBackoff(options.backoff)
   const defaults = { concurrency: positive('concurrency', options.concurrency, 4), pollMs: positive('pollMs', options.pollMs, 1000) }
   const { logger, leaseMs } = host
+  // A store that never answers (a paused server) must not hold a worker: a take left unanswered stopped its loop for
+  // good, a finish or fail its attempt's slot, and the results the inbox acknowledged were no longer handled here.
+  const bounded = <T>(call: Promise<T>): Promise<T> => host.answeredWithin(call, host.storeWithinMs)
   const workers = new Set<{ stop(): Promise<void>; wake(): void }>()
   let workerPrefix: string | undefined
   let closed = false
@@ -176,7 +183,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
     if (DONE.has(answer.outcome)) {
       host.attempted?.(verified, answer, false)
       if (answer.outcome === 'processed' && entry.attempts > 1) resume()
-      await queue.finish(entry).catch((error: unknown) => {
+      await bounded(queue.finish(entry)).catch((error: unknown) => {
         // The store recorded the state: the next attempt finds it a duplicate and removes the entry then.
         logger.error({ ...log, err: error }, 'the inbox entry was handled but could not be removed; it will be found a duplicate')
       })
@@ -208,7 +215,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   /** Records a failed attempt: what fail() answered, or undefined when the store could not be told. */
   async function settle(entry: TakenEntry, outcome: FailOutcome): Promise<FailResult | undefined> {
     try {
-      return await queue.fail(entry, { ...outcome, error: errorText(outcome.error) })
+      return await bounded(queue.fail(entry, { ...outcome, error: errorText(outcome.error) }))
     } catch (error) {
       // The lease runs out and the entry is taken again: the attempt counted, nothing is lost.
       logger.error({ exchangeNumber: entry.exchangeNumber, state: entry.state, err: error }, 'could not record a failed inbox attempt; the lease will expire')
@@ -219,7 +226,8 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
   function work(settings: InboxWorkOptions = {}): InboxWorker {
     const concurrency = positive('concurrency', settings.concurrency, defaults.concurrency)
     const pollMs = positive('pollMs', settings.pollMs, defaults.pollMs)
-    const running = new Set<Promise<void>>()
+    /** The attempts under way, and their entries (named in the log when stop() leaves them). */
+    const running = new Map<Promise<void>, TakenEntry>()
     let stopped = false
     let wakeUp: (() => void) | undefined
     // A wake-up while the loop is busy taking entries is kept for the next pause, which then does not wait.
@@ -248,9 +256,10 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
         let taken: TakenEntry[] = []
         if (free > 0)
           try {
-            if (!ready) await queue.ready()
+            if (!ready) await bounded(queue.ready())
             ready = true
-            taken = await queue.take(`${(workerPrefix ??= randomId())}:${++takes}`, free, leaseMs)
+            // A take answered after its bound leased its entries to nobody here: they come back when that lease ends.
+            taken = await bounded(queue.take(`${(workerPrefix ??= randomId())}:${++takes}`, free, leaseMs))
           } catch (error) {
             logger.error({ err: error }, 'the inbox could not be read; trying again')
           }
@@ -261,7 +270,7 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
               running.delete(run)
               wake()
             })
-          running.add(run)
+          running.set(run, entry)
         }
         // A full batch may mean more is due; otherwise wait for a slot, new work here, or the next poll.
         if (taken.length > 0 && taken.length === free) continue
@@ -276,7 +285,14 @@ export function createInbox(store: InboxCapable, options: InboxOptions, host: In
         stopped = true
         wake()
         await looping
-        await Promise.all(running)
+        // A lease at most: past it each entry under way is taken again (by another worker, or here after a restart),
+        // so waiting longer keeps nothing safe, while a handler that never returns kept close() waiting for ever.
+        try {
+          await host.answeredWithin(Promise.all(running.keys()), leaseMs, 'the inbox attempts under way')
+        } catch (error) {
+          const left = [...running.values()].map((entry) => `${entry.exchangeNumber}:${entry.state}`)
+          logger.error({ err: error, left }, `stopped with ${left.length} inbox attempt(s) still under way after a lease (a handler or the store not answering); their entries are attempted again once their lease runs out`)
+        }
         workers.delete(worker)
       },
     }

@@ -93,6 +93,8 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     createInbox(store, settings, {
       leaseMs,
       logger,
+      storeWithinMs: dispatcher.storeWithinMs,
+      answeredWithin,
       async dispatch(verified, source) {
         const response = await dispatcher.dispatch(verified, source, source === 'reconcile')
         return { outcome: response.outcome, headers: response.headers, error: response.error, cause: handlerErrors.get(response) }
