@@ -6,7 +6,7 @@ import type { ReceiverStore } from '../contract/store.js'
 import { memoryStore } from '../stores/memory/store.js'
 import { type AcceptingInbox, createInbox, disabledInbox } from '../inbox/inbox.js'
 import type { Confirmer, ConfirmingClient } from './confirm.js'
-import { answeredWithin, Dispatcher, failureOf } from './dispatch.js'
+import { answeredWithin, Dispatcher, failureOf, storeWithinMs } from './dispatch.js'
 import type { PaymentEvent, PaymentEventName, PaymentHandler } from './events.js'
 import { Hooks } from './hooks.js'
 import type { Receiver, ReceiverOptions } from './options.js'
@@ -74,7 +74,7 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
   const handlers: Record<PaymentEventName, PaymentHandler<TTransaction>[]> = { 'payment.pending': [], 'payment.succeeded': [], 'payment.failed': [] }
   const telemetry = new Telemetry(options.telemetry, logger)
   const hooks = new Hooks<PaymentEvent<TTransaction>>(logger, (error) => telemetry.recordException(error))
-  const timeline = new TimelineRecorder(store, logger, options.timeline === false)
+  const timeline = new TimelineRecorder(store, logger, options.timeline === false, storeWithinMs(leaseMs))
   const refusals = new RefusalLog(timeline.enabled)
   const book = storeBook(store, options.book, logger)
   const handlerErrors = new WeakMap<object, unknown>()

@@ -4,6 +4,7 @@ import type { VerifiedPayment } from '../core/result/verify.js'
 import type { DeliveryResult } from '../contract/delivery-result.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { type TimelineEntry, type TimelineEvent, type TimelineQuery, type TimelineSource, timelineKey } from '../contract/timeline.js'
+import { answeredWithin } from './dispatch.js'
 import type { RefusalLog } from './refusals.js'
 
 /**
@@ -38,6 +39,8 @@ export class TimelineRecorder {
     private readonly store: Pick<ReceiverStore<unknown>, 'appendTimeline' | 'readTimeline'>,
     private readonly logger: Logger,
     private readonly off: boolean,
+    /** How long one write may take: what a delivery's store call may. */
+    private readonly withinMs: number,
   ) {}
 
   /** Whether the store keeps a timeline at all. */
@@ -94,7 +97,9 @@ export class TimelineRecorder {
     for (let from = 0; from < queued.length; from += MOST_PER_WRITE) {
       const batch = queued.slice(from, from + MOST_PER_WRITE)
       try {
-        await this.store.appendTimeline?.(batch)
+        // Bounded: writes are chained, so one the store never answered held every later one, and flush() and
+        // receiver.close() with them, for ever. Past the bound its batch is counted lost, as when the write fails.
+        if (this.store.appendTimeline !== undefined) await answeredWithin(this.store.appendTimeline(batch), this.withinMs)
       } catch (error) {
         this.logger.error({ err: error, entries: batch.length }, `the store failed to record ${batch.length} timeline entries; they are lost`)
       } finally {
