@@ -140,7 +140,11 @@ export interface Receiver<TTransaction = undefined> {
    * Rejects with a TypeError when the receiver has no `client` or the store no payment book and sweep lock.
    */
   sweep(): Promise<SweepReport>
-  /** At shutdown: stops the in-process sweeper (giving its lock back) and writes the timeline still queued. */
+  /**
+   * At shutdown: stops the in-process sweeper (giving its lock back) and the inbox's workers, and writes the timeline
+   * still queued. Waits for a sweep pass under way a sweep lock's lease at most, and for inbox attempts under way a
+   * lease at most (what it leaves is logged, and taken again later); a store that does not answer is not waited for.
+   */
   close(): Promise<void>
 }
 

@@ -151,12 +151,19 @@ export class Sweeper {
     return this.running
   }
 
-  /** Stops the timer, waits for a pass in progress and gives the lock back. */
+  /** Stops the timer, waits for a pass in progress (a lock's lease at most) and gives the lock back. */
   async stop(): Promise<void> {
     this.stopped = true
     clearTimeout(this.timer)
     for (const wake of this.wakers) wake()
-    await this.running
+    // A pass handing results to handlers that never return waited twice the receiver's lease for each, one after
+    // the other: a merchant's shutdown could take many minutes. Past a lock's lease the lock would have lapsed were
+    // this process gone; the pass goes on by itself, its bookkeeping fenced by its token once the lock is given back.
+    const running = this.running
+    if (running !== undefined)
+      await answeredWithin(running, this.parts.settings.lockMs, 'the sweep pass under way').catch((error: unknown) => {
+        this.parts.logger.warn({ err: error }, 'stopped without waiting longer for the sweep pass under way; the payments it had not settled are looked up again on a later pass')
+      })
     await this.lease.release(false)
   }
 

@@ -81,3 +81,32 @@ describe('the in-process sweeper when one store or API call never answers', () =
     expect(await within(receiver.close(), 3000)).toBe('ended')
   })
 })
+
+describe('close() while a sweep pass hands a result to a handler that never returns', () => {
+  it('ends after the lock\'s lease, not the hand-over\'s, and says what it left', async () => {
+    const fields = samplePaymentFields()
+    const record = { ...fields, payment_status: true, interface_uid: UID }
+    const logged: string[] = []
+    const log = (_details: object, message: string) => logged.push(message)
+    const receiver = createReceiver({
+      credentials: { uid: UID, checksumToken: TOKEN },
+      client: { searchTransactions: async () => [record] },
+      store: memoryStore(),
+      // The hand-over is given twice the lease: 10 s here, well past the 3 s this test waits for close().
+      leaseMs: 5000,
+      logger: { debug: () => {}, info: () => {}, warn: log, error: log },
+      sweep: { inProcess: false, lockMs: 400, firstLookupAfterMs: 1, maxLookupsPerMinute: 60_000 },
+    } as ReceiverOptions)
+    made.push(receiver as Receiver<unknown>)
+    let entered = false
+    receiver.on('payment.succeeded', async () => {
+      entered = true
+      await new Promise(() => {})
+    })
+    await receiver.payments.record({ orderNumber: fields.order_number as string, amountSen: 10_020, uid: UID, kind: 'payment', createdAt: new Date(Date.now() - 60_000), exchangeNumber: null, attached: {} })
+    void receiver.sweep()
+    expect(await until(() => entered, 3000)).toBe(true)
+    expect(await within(receiver.close(), 3000)).toBe('ended')
+    expect(logged.some((line) => line.includes('sweep pass'))).toBe(true)
+  })
+})
