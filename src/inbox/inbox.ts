@@ -53,7 +53,7 @@ export interface InboxWorkOptions {
 }
 
 export interface InboxWorker {
-  /** Stops taking entries and waits for the attempts under way. */
+  /** Stops taking entries and waits for the attempts under way (a lease at most; those left are logged). */
   stop(): Promise<void>
 }
 
@@ -61,7 +61,7 @@ export interface InboxWorker {
 export interface ReceiverInbox {
   /** Starts a worker in this process; several processes may run workers on one inbox. */
   work(options?: InboxWorkOptions): InboxWorker
-  /** Stops every worker this receiver started, waiting for their attempts under way. */
+  /** Stops every worker this receiver started, waiting for their attempts under way (a lease at most). */
   stop(): Promise<void>
   /** Pending and dead-lettered entries, oldest first. */
   list(query?: InboxListQuery): Promise<InboxItem[]>
