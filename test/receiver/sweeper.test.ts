@@ -297,7 +297,10 @@ describe.each(BOOK_STORES)('the sweeper ($name store)', ({ make }) => {
     const reader = new PullReader()
     const meterProvider = new MeterProvider({ readers: [reader] })
     try {
-      const { receiver, client } = receiverOn(opened.store, { telemetry: { api: api as never, meterProvider } })
+      // Abandoned only much later: on a busy machine the sweep can start past FAST's 400 ms, and the payment would
+      // then be closed rather than counted open.
+      const sweep = { ...FAST, abandonAfterMs: 60_000, pendingAbandonAfterMs: 60_000 }
+      const { receiver, client } = receiverOn(opened.store, { telemetry: { api: api as never, meterProvider }, sweep })
       await client.createPayment(paymentInput({ callback_url: capture.url }))
       await pause(30)
       await receiver.sweep()
