@@ -6,7 +6,7 @@
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError, withoutTokenForms } from '../core/result/errors.js'
-import { type Parsed, secretsTried, signingSet, unpinnedReason, type Verifier } from '../core/result/verify.js'
+import { type Parsed, secretsTried, signingSet, unpinnedReasonOf, type Verifier } from '../core/result/verify.js'
 import { paramsWithoutSecrets, quotable, refusalSecrets } from '../core/result/without-secrets.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
@@ -152,7 +152,7 @@ async function accepted(parts: ReceiveParts, verified: VerifiedPayment, kind: De
   const { logger } = parts
   const log = { exchangeNumber: verified.exchangeNumber, state: verified.state, delivery: kind }
   if (parts.confirmer === undefined) {
-    const reason = unpinnedReason(verified)
+    const reason = unpinnedReasonOf(verified)
     if (reason !== undefined) {
       const error = new ReceiverError('needs_confirmation', `${reason}; a receiver that confirms results over the service's API would decide it`)
       logger.warn({ ...log, code: error.code }, `refused a delivery: ${error.message}`)
@@ -177,7 +177,7 @@ async function accepted(parts: ReceiveParts, verified: VerifiedPayment, kind: De
   const response = await parts.dispatcher.dispatch(verified, kind, false)
   // The API cannot confirm it yet: a durable store keeps it, to be confirmed later with backoff.
   if (parts.deferTo !== undefined && NOT_CONFIRMED_YET.has(response.error?.code ?? '')) return withRecheck(await queued(parts, parts.deferTo, verified, kind), await recheck?.())
-  if (recheck !== undefined && (response.outcome === 'duplicate' || response.outcome === 'stale') && unpinnedReason(verified) !== undefined)
+  if (recheck !== undefined && (response.outcome === 'duplicate' || response.outcome === 'stale') && unpinnedReasonOf(verified) !== undefined)
     return shownAsTheApiHasIt(parts, verified, recheck)
   // The API's record of another payment (its exchange_number typed by the buyer and renamed) was handled as that
   // payment's own; the buyer's page shows nothing of it.

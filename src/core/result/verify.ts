@@ -319,15 +319,19 @@ function withQueryHint<T>(raw: RawDelivery, make: () => T): T {
   }
 }
 
-/** Whether a verified result's values acted on could stand under other names (signature only), as a reason. */
-export function unpinnedReason(verified: VerifiedPayment): string | undefined {
+/**
+ * Whether a verified result's values acted on could stand under other names (signature only), as a reason. Not
+ * named like VerifiedPayment's field `unpinnedReason`: the CommonJS build (sucrase) turns a class field named like
+ * an export of the same chunk into an assignment to that export, which cleared this function at every result.
+ */
+export function unpinnedReasonOf(verified: VerifiedPayment): string | undefined {
   return whyUnpinned(verified.signedFields())
 }
 
 /** One-off verification without deduplication: what the receiver does before it touches its store. */
 export async function verifyDelivery(delivery: RawDelivery, options: VerifyOptions): Promise<VerifiedPayment> {
   const verified = await new Verifier(options).verify(delivery)
-  const reason = unpinnedReason(verified)
+  const reason = unpinnedReasonOf(verified)
   verified.pinned = reason === undefined
   verified.unpinnedReason = reason
   return verified
