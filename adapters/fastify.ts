@@ -50,8 +50,10 @@ async function fpxCollectPlugin(fastify: FastifyInstance, options: FpxCollectOpt
     const hook = 'an app hook that read or replaced request.body'
     if (body === undefined || body === null) {
       // Fastify gives a request that declares a body its stream (the parser above): none left means a hook took it,
-      // and the signed bytes are gone. Not the sender's fault, so not the 400 an empty body gets.
-      const declared = Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined
+      // and the signed bytes are gone. Not the sender's fault, so not the 400 an empty body gets. Fastify parses no
+      // body of a GET or HEAD: a redirect by GET reads its query whatever its headers declare.
+      const bodiless = request.method === 'GET' || request.method === 'HEAD'
+      const declared = !bodiless && (Number(request.headers['content-length'] ?? 0) > 0 || request.headers['transfer-encoding'] !== undefined)
       return declared ? { ...base, consumedBy: hook, consumedAdvice: FASTIFY_ADVICE } : { ...base, body: new Uint8Array(0) }
     }
     // Raw bytes or text an app hook read the stream into are the body, as express.raw()'s Buffer is for Express.
