@@ -7,6 +7,7 @@ import { apiRecordText, hasBankAnswer, STATE_RANK } from '../core/payment.js'
 import type { CredentialSet, MatchedCredential } from '../core/result/credentials.js'
 import { ReceiverError } from '../core/result/errors.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
+import { refusalSecrets } from '../core/result/without-secrets.js'
 
 /**
  * What confirmation needs of the API client: `createClient()` from fpx-collect/client fits. By exchange_number to
@@ -83,7 +84,11 @@ export async function confirmThroughApi(confirmer: Confirmer, signer: Signer, ex
     }
     if (known === undefined || STATE_RANK[candidate.state] > STATE_RANK[known.state]) known = candidate
   }
-  return known ?? new ReceiverError('confirmation_pending', 'the status API has no result for this exchange_number yet; retry later')
+  if (known === undefined) return new ReceiverError('confirmation_pending', 'the status API has no result for this exchange_number yet; retry later')
+  // The record holds what the buyer typed (name, e-mail), as the signed result does: a buyer holding the Auth Token
+  // from a result that echoed it can type it there, and the record is what handlers, the book and its pages get.
+  if (signer.set !== undefined) known.hideValues(refusalSecrets([signer.set], []))
+  return known
 }
 
 /**

@@ -5,6 +5,7 @@
  * operator's name, so that a later reader sees who did what.
  */
 import { apiRecordText, classify, hasBankAnswer, type PaymentState, STATE_RANK } from '../core/payment.js'
+import { dataWithoutSecrets } from '../core/result/without-secrets.js'
 import type { InboxItem } from '../contract/inbox-queue.js'
 import type { PaymentBook } from '../contract/payment-book.js'
 import type { TimelineEntry } from '../contract/timeline.js'
@@ -48,6 +49,8 @@ export interface OperatorParts {
   /** The API client of a credential set (by API UID; undefined: the receiver's first), or undefined without the API. */
   readonly client: ((uid: string | undefined) => ConfirmingClient | undefined) | undefined
   readonly handOver: (fields: Record<string, string>, uid: string | undefined) => Promise<ReceiverResponse>
+  /** The credentials' own values, which the records shown must not hold (the buyer may type the Auth Token). */
+  readonly secrets: (uid: string | undefined) => Promise<readonly string[]>
   readonly book: PaymentBook | undefined
   readonly inbox: ReceiverInbox
   readonly timeline: TimelineRecorder
@@ -76,7 +79,12 @@ export function receiverOperator(parts: OperatorParts): ReceiverOperator {
 
   return {
     canLookUp: parts.client !== undefined,
-    records,
+    // Shown on the console's pages: a record holds what the buyer typed, the Auth Token if they typed it. Handed over
+    // as they are (lookUp): the receiver hides it from the handlers and the book as it hides it in results.
+    async records(order) {
+      const [found, secrets] = await Promise.all([records(order), parts.secrets(order.uid)])
+      return dataWithoutSecrets(found, secrets)
+    },
     async lookUp(order, by) {
       const who = operatorName(by)
       let found: readonly Record<string, unknown>[]

@@ -6,7 +6,7 @@
 import type { Logger } from '../core/logger.js'
 import { loadBody } from '../core/result/body.js'
 import { ReceiverError, withoutTokenForms } from '../core/result/errors.js'
-import { type Parsed, secretsTried, signingSet, unpinnedReasonOf, type Verifier } from '../core/result/verify.js'
+import { authTokenTried, type Parsed, secretsTried, signingSet, unpinnedReasonOf, type Verifier } from '../core/result/verify.js'
 import { paramsWithoutSecrets, quotable, refusalSecrets } from '../core/result/without-secrets.js'
 import { trustedPayment, type VerifiedPayment } from '../core/result/verified.js'
 import type { FieldInput } from '../core/values.js'
@@ -59,9 +59,11 @@ const PLAIN_NUMBER = /^[\x20-\x7e]{1,64}$/
  */
 function claimedNumbers(verifier: Verifier, parsed: Parsed | undefined, error: unknown): { exchangeNumber: string | null; orderNumber: string | null } {
   const secrets = secretsOf(verifier, error)
+  // Known, the Auth Token is left out by its value: numbers of its form (a ULID order number) stay searchable.
+  const authTokenKnown = verifier.sets.some((set) => (set.authToken ?? '') !== '') || authTokenTried(error)
   const claimed = (name: string): string | null => {
     const value = parsed?.fields.values[parsed.fields.names.indexOf(name)]
-    const plain = typeof value === 'string' && PLAIN_NUMBER.test(value) && withoutTokenForms(value) === value
+    const plain = typeof value === 'string' && PLAIN_NUMBER.test(value) && (authTokenKnown || withoutTokenForms(value) === value)
     return plain && !secrets.some((secret) => value.includes(secret)) ? value : null
   }
   return { exchangeNumber: claimed('exchange_number'), orderNumber: claimed('order_number') }
@@ -139,6 +141,9 @@ export async function receiveTrusted(parts: ReceiveParts, fields: Readonly<Recor
       // Filed as a delivery of it would be (with one bare Checksum Token: under no uid), so that the order's paid
       // mark is the same one whichever way its results arrive.
       verified.signerUid = parts.verifier.signerFor(uid ?? (named === undefined || named === '' ? undefined : named))
+      // What the buyer typed is in the record as in a result: the Auth Token, when they typed it, is hidden alike.
+      const set = await parts.verifier.setFor(uid ?? (named === '' ? undefined : named))
+      verified.hideValues(refusalSecrets([...parts.verifier.sets, ...(set === undefined ? [] : [set])], []))
       const response = parts.inbox === undefined ? await parts.dispatcher.dispatch(verified, 'reconcile', true) : await queued(parts, parts.inbox, verified, 'reconcile')
       if (timeline.enabled) timeline.record(deliveryEntries({ source: 'reconcile', attempt, receivedAt, verifiedAt: receivedAt, answeredAt: Date.now(), payment: response.payment ?? verified, response, failure: failureText(parts, response, verified) }))
       return response
@@ -201,6 +206,7 @@ async function shownAsTheApiHasIt(parts: ReceiveParts, verified: VerifiedPayment
   if (!ofResult(verified, known.orderNumber)) return refused(otherPayment(), 'rejected', verified)
   known.credential = verified.credential
   known.signerUid = verified.signerUid
+  known.takeUnsignedFrom(verified)
   return parts.dispatcher.dispatch(known, 'redirect', true)
 }
 

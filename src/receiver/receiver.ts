@@ -2,6 +2,7 @@ import { type ClientOptions, createClient } from '../client/index.js'
 import { RECEIVER_LOGGER, safeLogger } from '../core/logger.js'
 import type { CredentialSet } from '../core/result/credentials.js'
 import { Verifier } from '../core/result/verify.js'
+import { refusalSecrets } from '../core/result/without-secrets.js'
 import type { ReceiverStore } from '../contract/store.js'
 import { memoryStore } from '../stores/memory/store.js'
 import { type AcceptingInbox, createInbox, disabledInbox } from '../inbox/inbox.js'
@@ -159,6 +160,10 @@ export function createReceiver<TTransaction = undefined>(options: ReceiverOption
     handOver: (fields, uid) => {
       start()
       return receiveTrusted(parts, fields, uid)
+    },
+    secrets: async (uid) => {
+      const set = await verifier.setFor(uid)
+      return refusalSecrets([...verifier.sets, ...(set === undefined ? [] : [set])], [])
     },
     book,
     inbox: operated,

@@ -35,3 +35,37 @@ describe('the Auth Token typed as the buyer\'s name or e-mail', () => {
     }
   })
 })
+
+describe("the Auth Token typed as the buyer's name, read back from the API", () => {
+  const credentials = { uid: UID, authToken: AUTH, checksumToken: CHECKSUM }
+
+  async function shown(receiver: ReturnType<typeof createReceiver>, orderNumber: string): Promise<string> {
+    const console = createConsole(receiver, { authorize: () => true })
+    const pages = await Promise.all(['/payments', `/payment?order=${encodeURIComponent(orderNumber)}`].map(async (path) => (await console(new Request(`http://shop.test${path}`))).text()))
+    return JSON.stringify([await receiver.payments.find(orderNumber), ...pages])
+  }
+
+  it('confirmed over the API: not in the event, the payment book or the console pages', async () => {
+    const fields = samplePaymentFields({ uid: UID, buyer_name: AUTH })
+    const client = { searchTransactions: async () => [{ ...fields, payment_status: true }] }
+    const receiver = createReceiver({ client, credentials, store: memoryStore(), logger: false } as never)
+    const names: unknown[] = []
+    receiver.on('payment.succeeded', (event) => void names.push(event.payment.buyer, event.fields.buyer_name))
+    expect((await receiver.handle({ kind: 'callback', ...signCallback(fields, CHECKSUM) })).status).toBe(200)
+    expect(names).toHaveLength(2)
+    expect(JSON.stringify(names)).not.toContain(AUTH)
+    expect(await shown(receiver, fields.order_number as string)).not.toContain(AUTH)
+  })
+
+  it('handed over as a record the API answered (handleTrusted): not in the event nor the payment book', async () => {
+    const fields = samplePaymentFields({ uid: UID, buyer_name: AUTH })
+    const client = { searchTransactions: async () => [] }
+    const receiver = createReceiver({ client, credentials, store: memoryStore(), logger: false } as never)
+    const names: unknown[] = []
+    receiver.on('payment.succeeded', (event) => void names.push(event.payment.buyer, event.fields.buyer_name))
+    expect((await receiver.handleTrusted({ ...fields, payment_status: true })).status).toBe(200)
+    expect(names).toHaveLength(2)
+    expect(JSON.stringify(names)).not.toContain(AUTH)
+    expect(await shown(receiver, fields.order_number as string)).not.toContain(AUTH)
+  })
+})

@@ -50,3 +50,18 @@ describe.each(receivers)('%s', (_name, options, uid) => {
     expect(receiver.refusals().recent[0]?.orderNumber).toBe(fields.order_number)
   })
 })
+
+describe('a receiver that knows the Auth Token', () => {
+  it('keeps a claimed order number of the same form (a ULID): the token is left out by its value', async () => {
+    const receiver = createReceiver({ logger: false, store: memoryStore(), signatureOnly: true, credentials: { uid: UID, authToken: AUTH, checksumToken: CHECKSUM } })
+    receiver.onAny(() => {})
+    const ulid = '01HF8Z3K9QW7XJ5T2M4N6P8R0S'
+    const body = signCallback(samplePaymentFields({ uid: UID, order_number: ulid }), CHECKSUM).body.replace(/&checksum=[0-9a-f]+/, `&checksum=${'0'.repeat(64)}`)
+    expect((await receiver.handle({ kind: 'callback', body, contentType: FORM })).status).toBe(401)
+    expect(receiver.refusals().recent[0]?.orderNumber).toBe(ulid)
+    // The token itself is still left out.
+    const tokenBody = signCallback(samplePaymentFields({ uid: UID, order_number: AUTH }), CHECKSUM).body.replace(/&checksum=[0-9a-f]+/, `&checksum=${'0'.repeat(64)}`)
+    await receiver.handle({ kind: 'callback', body: tokenBody, contentType: FORM })
+    expect(JSON.stringify(receiver.refusals())).not.toContain(AUTH)
+  })
+})

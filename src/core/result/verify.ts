@@ -64,11 +64,16 @@ export interface Parsed {
  * the refusal rather than in it: what the refusal log keeps of the message must not be one of them
  * (receive.ts, claimedNumbers).
  */
-const triedSecrets = new WeakMap<ReceiverError, readonly string[]>()
+const triedSecrets = new WeakMap<ReceiverError, { readonly secrets: readonly string[]; readonly authToken: boolean }>()
 
 /** The tokens a refused message was checked with; none when it was refused before its keys were chosen. */
 export function secretsTried(error: unknown): readonly string[] {
-  return error instanceof ReceiverError ? (triedSecrets.get(error) ?? []) : []
+  return error instanceof ReceiverError ? (triedSecrets.get(error)?.secrets ?? []) : []
+}
+
+/** Whether a refused message was checked with a key whose set has an Auth Token (so the receiver knows that token). */
+export function authTokenTried(error: unknown): boolean {
+  return error instanceof ReceiverError && triedSecrets.get(error)?.authToken === true
 }
 
 /** The set whose Checksum Token verified a result, kept out of the result itself so that no copy of it holds a token. */
@@ -225,7 +230,10 @@ export class Verifier {
       return await this.matchFields(raw, message, checksum, uid, keys, fallback, others, leading)
     } catch (error) {
       if (error instanceof ReceiverError)
-        triedSecrets.set(error, [...keys.map((key) => key.token), ...refusalSecrets(keys.flatMap((key) => (key.set === undefined ? [] : [key.set])), [])])
+        triedSecrets.set(error, {
+          secrets: [...keys.map((key) => key.token), ...refusalSecrets(keys.flatMap((key) => (key.set === undefined ? [] : [key.set])), [])],
+          authToken: keys.some((key) => (key.set?.authToken ?? '') !== ''),
+        })
       throw error
     }
   }

@@ -37,7 +37,7 @@ export function paramsWithoutSecrets(params: URLSearchParams, secrets: readonly 
 }
 
 /** Plain data (a diagnosis) with every string, keys included, passed through withoutSecrets. */
-function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
+export function dataWithoutSecrets<T>(value: T, secrets: readonly string[]): T {
   if (typeof value === 'string') return withoutSecrets(value, secrets) as T
   if (Array.isArray(value)) return value.map((item: unknown) => dataWithoutSecrets(item, secrets)) as T
   if (value === null || typeof value !== 'object') return value
