@@ -59,7 +59,11 @@ export interface InboxItem {
 export interface InboxListQuery {
   status?: InboxStatus
   orderNumber?: string
-  /** At most this many, oldest first (in the order they arrived, also within one millisecond). Default 100. */
+  /**
+   * At most this many, oldest first, in the order they arrived: within one millisecond too on Redis (its arrival
+   * counter) and PostgreSQL (microseconds); PGlite's clock counts milliseconds, so there entries of one
+   * millisecond come by exchange_number. Default 100.
+   */
   limit?: number
 }
 

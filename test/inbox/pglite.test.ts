@@ -16,5 +16,6 @@ describe('PGlite inbox', () => {
   inboxSuite({
     name: 'PGlite, transactional',
     open: async () => ({ store: postgresStore({ client: db, table, transactional: true }), close: async () => {} }),
+    coarseClock: true,
   })
 })
